@@ -1,0 +1,183 @@
+/*
+ * gpufair C API: the only door between Slurm's C world and the C++ core.
+ *
+ * Opaque handles, plain structs, integer error codes. No C++ type and no
+ * exception crosses this boundary: every entry point catches everything and
+ * turns it into GPUFAIR_ERR_* plus a message in the caller's buffer.
+ *
+ * Threading: an engine may be used from several threads at once (slurmctld's
+ * RPC threads, its scheduler and our own cycle thread); it locks internally.
+ */
+#ifndef GPUFAIR_C_API_H
+#define GPUFAIR_C_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GPUFAIR_OK 0
+#define GPUFAIR_ERR_CONFIG 1   /* a configuration value was rejected */
+#define GPUFAIR_ERR_STATE 2    /* a state file is corrupt, truncated, too new */
+#define GPUFAIR_ERR_IO 3       /* reading or writing a file failed */
+#define GPUFAIR_ERR_ARG 4      /* a NULL or out-of-range argument */
+#define GPUFAIR_ERR_INTERNAL 5 /* anything else (bug, out of memory) */
+
+typedef struct gpufair_engine gpufair_engine_t;
+
+/* Standard slurm.conf knobs, handed over by the priority plugin. Zero-filled
+ * means "Slurm's default"; fields use Slurm's own units (seconds, raw weights). */
+typedef struct {
+	int64_t decay_half_life_s;   /* PriorityDecayHalfLife (0 = no decay) */
+	int64_t calc_period_s;       /* PriorityCalcPeriod */
+	int64_t max_age_s;           /* PriorityMaxAge */
+	int32_t usage_reset_period;  /* PriorityUsageResetPeriod: GPUFAIR_RESET_* */
+	uint32_t weight_age;         /* PriorityWeightAge */
+	uint32_t weight_fairshare;   /* PriorityWeightFairshare */
+	uint32_t weight_job_size;    /* PriorityWeightJobSize */
+	uint32_t weight_partition;   /* PriorityWeightPartition */
+	uint32_t weight_qos;         /* PriorityWeightQOS */
+	int32_t favor_small;         /* PriorityFavorSmall / PriorityFlags=SMALL_RELATIVE_TO_TIME off */
+	const char *tres_billing_weights; /* TRESBillingWeights of the partition, may be NULL:
+	                                     "CPU=1.0,GRES/gpu=1.0,GRES/gpu:a100=2.0" */
+	int32_t knobs_set;           /* 1 when the fields above are filled in */
+} gpufair_knobs_t;
+
+#define GPUFAIR_RESET_NONE 0
+#define GPUFAIR_RESET_NOW 1
+#define GPUFAIR_RESET_DAILY 2
+#define GPUFAIR_RESET_WEEKLY 3
+#define GPUFAIR_RESET_MONTHLY 4
+#define GPUFAIR_RESET_QUARTERLY 5
+#define GPUFAIR_RESET_YEARLY 6
+
+/* One job as the host sees it. Strings are borrowed for the call only. */
+typedef struct {
+	uint64_t job_id;
+	int32_t team;          /* from gpufair_team_id() */
+	uint32_t user_id;
+	int32_t rank;          /* in-team rank: the QOS priority (higher outranks) */
+	double gpus;           /* GPUs allocated (running) or requested (pending),
+	                          already weighted by GPU type */
+	int64_t submit_time;
+	int64_t eligible_time; /* 0 = submit_time */
+	int64_t start_time;    /* 0 = not started */
+} gpufair_job_t;
+
+/* What a pending job's priority is computed from. */
+typedef struct {
+	int32_t team;
+	double gpus;             /* requested, weighted */
+	int64_t eligible_time;   /* begin of age accrual */
+	double qos_norm;         /* QOS priority / max QOS priority, in [0,1] */
+	double partition_norm;   /* partition priority tier normalised, in [0,1] */
+	int32_t nice;            /* job nice, already minus NICE_OFFSET */
+} gpufair_prio_input_t;
+
+/* Per-factor breakdown for sprio: raw factors in [0,1] and weighted values. */
+typedef struct {
+	double age, fairshare, job_size, partition, qos;        /* factors [0,1] */
+	double w_age, w_fairshare, w_job_size, w_partition, w_qos; /* weighted */
+	double penalty;          /* the team's bait penalty */
+	int32_t nice;
+	uint32_t priority;
+} gpufair_factors_t;
+
+typedef struct {
+	char name[128];
+	double usage_gpu_s;      /* decayed, weighted GPU-seconds */
+	double raw_usage_gpu_s;  /* undecayed total since last reset */
+	double shares;           /* raw shares */
+	double shares_norm;      /* S / Stot */
+	double usage_norm;       /* U / Utot */
+	double fairshare;        /* classic factor, before penalty */
+	double effective_fairshare; /* after penalty */
+	double penalty;
+	uint32_t bait_detections;
+	uint32_t in_team_preemptions;
+} gpufair_team_report_t;
+
+/* Version of the core library, e.g. "0.1.0". */
+const char *gpufair_version(void);
+
+/* Parse and validate a configuration without building an engine: returns
+ * GPUFAIR_OK or GPUFAIR_ERR_CONFIG with every problem in err (key, value,
+ * what is accepted). params is the PriorityParameters string (may be NULL). */
+int gpufair_config_check(const char *params, const gpufair_knobs_t *knobs,
+                         char *err, size_t errlen);
+
+/* Write the effective configuration, one "key=value" per line, to buf. */
+int gpufair_config_describe(const gpufair_engine_t *e, char *buf, size_t len);
+
+gpufair_engine_t *gpufair_engine_new(const char *params,
+                                     const gpufair_knobs_t *knobs,
+                                     char *err, size_t errlen);
+/* On error the previous configuration stays in force. */
+int gpufair_engine_reconfigure(gpufair_engine_t *e, const char *params,
+                               const gpufair_knobs_t *knobs,
+                               char *err, size_t errlen);
+void gpufair_engine_free(gpufair_engine_t *e);
+
+/* Calc period in seconds of the effective configuration. */
+int64_t gpufair_calc_period(const gpufair_engine_t *e);
+/* 1 when preemption may cross teams (preempt_scope=any), else 0. */
+int gpufair_preempt_any_team(const gpufair_engine_t *e);
+
+/* Team of an account path below root ("teama/nlp"), rolled up to team_level.
+ * Returns a dense id >= 0, or -1 on error (NULL/empty account). */
+int32_t gpufair_team_id(gpufair_engine_t *e, const char *account_path);
+int gpufair_set_shares(gpufair_engine_t *e, int32_t team, double shares);
+int gpufair_set_cluster_gpus(gpufair_engine_t *e, double gpus);
+int32_t gpufair_team_count(const gpufair_engine_t *e);
+
+/* The periodic cycle: begin (decay, resets), observe every running and
+ * pending job, end (charge vanished jobs, recompute team factors). */
+int gpufair_cycle_begin(gpufair_engine_t *e, int64_t now);
+int gpufair_observe_running(gpufair_engine_t *e, const gpufair_job_t *job);
+int gpufair_observe_pending(gpufair_engine_t *e, const gpufair_job_t *job);
+int gpufair_cycle_end(gpufair_engine_t *e, int64_t now);
+/* A job stopped running (completed, cancelled, preempted): charge it up to
+ * end_time and forget it. Unknown ids are ignored. */
+int gpufair_job_ended(gpufair_engine_t *e, uint64_t job_id, int64_t end_time);
+
+/* Hot path: priority of a pending job from the cached team factors. Never
+ * returns 0 (0 means held in Slurm). out may be NULL. */
+uint32_t gpufair_priority(const gpufair_engine_t *e,
+                          const gpufair_prio_input_t *in, int64_t now,
+                          gpufair_factors_t *out);
+
+/* Before a preemption: 1 = allowed, 0 = refused (reason says why), <0 error.
+ * Pure: records nothing. */
+int gpufair_preempt_allowed(const gpufair_engine_t *e,
+                            const gpufair_job_t *preemptor,
+                            const gpufair_job_t *victim, int64_t now,
+                            char *reason, size_t reasonlen);
+/* A preemption really happened: judge it, apply the penalty if it was bait.
+ * Returns 1 = bait, 0 = honest, <0 error; reason says why. */
+int gpufair_record_preemption(gpufair_engine_t *e,
+                              const gpufair_job_t *preemptor,
+                              const gpufair_job_t *victim, int64_t when,
+                              char *reason, size_t reasonlen);
+
+int gpufair_team_report(const gpufair_engine_t *e, int32_t team, int64_t now,
+                        gpufair_team_report_t *out);
+
+/* State: atomic save (temp file, fsync, rename) and load. On a load error the
+ * engine keeps its current state. */
+int gpufair_state_save(const gpufair_engine_t *e, const char *path,
+                       char *err, size_t errlen);
+int gpufair_state_load(gpufair_engine_t *e, const char *path,
+                       char *err, size_t errlen);
+
+/* One engine per process, shared by priority/gpufair and preempt/gpufair
+ * (both link libgpufair.so, which the loader maps once). set(NULL) clears. */
+void gpufair_global_set(gpufair_engine_t *e);
+gpufair_engine_t *gpufair_global_get(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPUFAIR_C_API_H */

@@ -1,0 +1,106 @@
+// gpufair's configuration: the standard slurm.conf Priority* knobs plus our own
+// keys from PriorityParameters= ("key=value,key=value"). Loaded strictly
+// (unknown keys are errors, with the closest known key suggested), defaulted,
+// then range-checked; all errors are reported at once, each naming the key,
+// the value and what is accepted.
+//
+// The defaults below are the single place they are written down; README and
+// slurm-conf-examples/ quote them.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpufair/result.h"
+#include "gpufair/time.h"
+
+namespace gpufair {
+
+enum class ResetPeriod { kNone, kNow, kDaily, kWeekly, kMonthly, kQuarterly, kYearly };
+enum class PreemptScope { kTeam, kAny };
+enum class BaitBlock { kNever, kPenalized, kAlways };
+
+// The standard slurm.conf knobs as Slurm parsed them (seconds, raw weights).
+// `set == false` means "not from Slurm" (the simulator, tests): defaults apply.
+struct SlurmKnobs {
+  bool set = false;
+  Seconds decay_half_life = 7 * 86400;  // PriorityDecayHalfLife
+  Seconds calc_period = 300;            // PriorityCalcPeriod
+  Seconds max_age = 7 * 86400;          // PriorityMaxAge
+  ResetPeriod usage_reset = ResetPeriod::kNone;  // PriorityUsageResetPeriod
+  unsigned weight_age = 0, weight_fairshare = 0, weight_job_size = 0,
+           weight_partition = 0, weight_qos = 0;  // PriorityWeight*
+  bool favor_small = false;                       // PriorityFavorSmall
+  std::string tres_billing_weights;               // TRESBillingWeights
+};
+
+struct Weights {
+  double age = 1000;
+  double fairshare = 10000;
+  double job_size = 0;
+  double partition = 0;
+  double qos = 0;
+};
+
+struct BaitConfig {
+  double threshold = 0.5;         // bait_threshold: score at which a victim is bait
+  Seconds young = 2 * 3600;       // bait_young: victims younger than this look like slot holders
+  Seconds window = 86400;         // bait_window: half-life of the detector's per-team memory
+  double repeat = 3;              // bait_repeat: recent in-team preemptions that count as routine
+  Seconds skip_norm = 3600;       // bait_skip_norm: skipped queue time that counts in full
+  double w_young = 0.4;           // bait_w_young
+  double w_repeat = 0.2;          // bait_w_repeat
+  double w_supply = 0.2;          // bait_w_supply
+  double w_skip = 0.2;            // bait_w_skip
+  BaitBlock block = BaitBlock::kPenalized;  // bait_block
+  double block_penalty = 0.5;     // bait_block_penalty
+};
+
+struct PenaltyConfig {
+  double per_bait = 1.0;          // penalty_per_bait: added per confirmed bait (times its score)
+  double max = 8.0;               // penalty_max
+  Seconds half_life = 86400;      // penalty_half_life
+  double skip_charge = 1.0;       // skip_charge: GPU-seconds charged per skipped GPU-second
+};
+
+struct Config {
+  // Standard knobs (overridable at seconds resolution from PriorityParameters,
+  // because slurm.conf only takes minutes for some of them).
+  Seconds decay_half_life = 7 * 86400;  // half_life
+  Seconds calc_period = 300;            // calc_period
+  Seconds max_age = 7 * 86400;          // max_age
+  ResetPeriod usage_reset = ResetPeriod::kNone;  // usage_reset
+  Weights weights;
+  bool favor_small = false;
+  std::map<std::string, double> gpu_type_weights;  // "a100" -> 2.0; "" = untyped GPUs
+  double default_gpu_weight = 1.0;
+
+  // gpufair's own keys.
+  int team_level = 1;              // team_level: account depth below root that is a team
+  double default_shares = 1.0;     // default_shares: for teams with no association
+  PreemptScope preempt_scope = PreemptScope::kTeam;  // preempt_scope
+  BaitConfig bait;
+  PenaltyConfig penalty;
+  std::string state_file;          // state_file: empty = <StateSaveLocation>/gpufair.state
+};
+
+// Parse Slurm-style durations: "90" (seconds), "90s", "15m", "2h", "7d",
+// "30:00" (mm:ss), "1:30:00" (hh:mm:ss), "7-0", "7-12", "14-00:00:00".
+Result<Seconds> parse_duration(std::string_view text);
+
+// Build the effective configuration from Slurm's knobs and PriorityParameters.
+Result<Config> parse_config(std::string_view priority_parameters,
+                            const SlurmKnobs& knobs = {});
+
+// Every accepted PriorityParameters key with its default and range, in order.
+struct KeyDoc {
+  std::string key, default_value, accepted, meaning;
+};
+const std::vector<KeyDoc>& config_keys();
+
+// The effective configuration, one "key=value" per line (logged at init).
+std::string describe(const Config& config);
+
+}  // namespace gpufair

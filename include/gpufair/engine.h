@@ -1,0 +1,103 @@
+// Engine: the whole policy behind one thread-safe object. The Slurm plugins
+// (through c_api.h), the simulator and the benchmarks all drive this class;
+// there is no second implementation of the policy anywhere.
+//
+// Life of a cycle (every calc_period, driven by the host):
+//   begin_cycle(now)        decay usage/penalties/detector memory, apply resets
+//   observe_running(job)    charge each running job since it was last charged
+//   observe_pending(job)    remember who is waiting (for "skipped queue time")
+//   end_cycle(now)          charge jobs that vanished, recompute team factors
+// At any time: job_ended(), priority(), allow_preemption(), record_preemption().
+//
+// Locking: mutating calls hold an exclusive lock; priority() and
+// allow_preemption() hold a shared lock and read the per-cycle factor table.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpufair/config.h"
+#include "gpufair/job.h"
+#include "gpufair/result.h"
+#include "gpufair/time.h"
+
+namespace gpufair {
+
+struct PreemptCheck {
+  bool allowed = true;
+  std::string reason;
+};
+
+struct BaitDecision {
+  JobId preemptor = 0, victim = 0;
+  TeamId team = -1;
+  TimePoint when = 0;
+  bool in_team = false;
+  bool bait = false;
+  double score = 0;
+  Seconds skipped = 0;       // queue time the preemptor skipped
+  double charged_gpu_s = 0;  // added to the ledger for the skip
+  double penalty_added = 0;
+  std::string reason;        // human-readable evidence
+};
+
+struct TeamReport {
+  std::string name;
+  double usage_gpu_s = 0;      // decayed, weighted
+  double raw_usage_gpu_s = 0;  // undecayed since last reset
+  double shares = 0, shares_norm = 0, usage_norm = 0;
+  double fairshare = 0, effective_fairshare = 0, penalty = 0;
+  std::uint32_t bait_detections = 0, in_team_preemptions = 0;
+  std::vector<BaitDecision> recent;  // newest last
+};
+
+class Engine {
+ public:
+  explicit Engine(Config config);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Replace the configuration, keeping all state.
+  void reconfigure(Config config);
+  Config config() const;
+
+  // Teams.
+  TeamId team_for_account(std::string_view account_path);  // -1 if empty
+  void set_shares(TeamId team, double shares);
+  void set_cluster_gpus(double gpus);
+  std::int32_t team_count() const;
+  std::string team_name(TeamId team) const;
+
+  // The cycle.
+  void begin_cycle(TimePoint now);
+  void observe_running(const JobRef& job, TimePoint now);
+  void observe_pending(const JobRef& job);
+  void end_cycle(TimePoint now);
+  void job_ended(JobId job, TimePoint end);
+
+  // Hot paths.
+  PriorityFactors priority(const PriorityInput& in, TimePoint now) const;
+  PreemptCheck allow_preemption(const JobRef& preemptor, const JobRef& victim,
+                                TimePoint now) const;
+  BaitDecision record_preemption(const JobRef& preemptor, const JobRef& victim,
+                                 TimePoint when);
+
+  // Views.
+  TeamReport team_report(TeamId team, TimePoint now) const;
+  std::vector<TeamReport> report(TimePoint now) const;
+
+  // State.
+  std::vector<std::uint8_t> save_state() const;
+  Result<void> load_state(std::span<const std::uint8_t> bytes);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpufair

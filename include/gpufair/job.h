@@ -1,0 +1,43 @@
+// What the core knows about a job: a few numbers, never a Slurm record.
+#pragma once
+
+#include <cstdint>
+
+#include "gpufair/time.h"
+
+namespace gpufair {
+
+using TeamId = std::int32_t;  // dense index handed out by Engine::team_for_account
+using JobId = std::uint64_t;
+
+struct JobRef {
+  JobId id = 0;
+  TeamId team = -1;
+  std::uint32_t user = 0;
+  int rank = 0;            // in-team rank: QOS priority; higher outranks
+  double gpus = 0;         // weighted GPUs (allocated if running, requested if pending)
+  TimePoint submit = 0;
+  TimePoint eligible = 0;  // 0 = submit
+  TimePoint start = 0;     // 0 = not started
+};
+
+// Inputs of one pending job's priority.
+struct PriorityInput {
+  TeamId team = -1;
+  double gpus = 0;             // requested, weighted
+  TimePoint eligible = 0;      // age accrues from here
+  double qos_norm = 0;         // [0,1]
+  double partition_norm = 0;   // [0,1]
+  std::int32_t nice = 0;       // positive lowers priority
+};
+
+// Per-factor breakdown (what sprio shows).
+struct PriorityFactors {
+  double age = 0, fairshare = 0, job_size = 0, partition = 0, qos = 0;  // [0,1]
+  double w_age = 0, w_fairshare = 0, w_job_size = 0, w_partition = 0, w_qos = 0;
+  double penalty = 0;
+  std::int32_t nice = 0;
+  std::uint32_t priority = 1;
+};
+
+}  // namespace gpufair
