@@ -103,4 +103,8 @@ const std::vector<KeyDoc>& config_keys();
 // The effective configuration, one "key=value" per line (logged at init).
 std::string describe(const Config& config);
 
+// Billing weight of one GPU of `gpu_type` ("a100"; "" = untyped): the type's
+// weight when configured, else default_gpu_weight. Case-insensitive.
+double gpu_weight_for(const Config& config, std::string_view gpu_type);
+
 }  // namespace gpufair

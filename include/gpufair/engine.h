@@ -78,12 +78,23 @@ class Engine {
   void observe_running(const JobRef& job, TimePoint now);
   void observe_pending(const JobRef& job);
   void end_cycle(TimePoint now);
+  // Time of the latest begin_cycle (0 before the first): what the C API's
+  // observe_running charges up to, as it carries no time of its own.
+  TimePoint cycle_time() const;
   void job_ended(JobId job, TimePoint end);
 
   // Hot paths.
   PriorityFactors priority(const PriorityInput& in, TimePoint now) const;
+  // Many jobs under one lock (the plugin's recalculation pass): out[i] is the
+  // priority of in[i]; out must be at least as long as in.
+  void priorities(std::span<const PriorityInput> in, TimePoint now,
+                  std::span<std::uint32_t> out) const;
   PreemptCheck allow_preemption(const JobRef& preemptor, const JobRef& victim,
                                 TimePoint now) const;
+  // Same decision; want_reason=false skips building the reason string (the
+  // preempt plugin's predicates run on slurmctld's hottest paths).
+  PreemptCheck check_preemption(const JobRef& preemptor, const JobRef& victim,
+                                TimePoint now, bool want_reason) const;
   BaitDecision record_preemption(const JobRef& preemptor, const JobRef& victim,
                                  TimePoint when);
 

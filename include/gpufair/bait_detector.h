@@ -1,0 +1,57 @@
+// The bait detector (design.md, "Bait detector"): decides whether the victim
+// of an in-team preemption was a placeholder holding a slot for its own team.
+// A pure function of the event, the queue view and the team's recent counts;
+// the Engine owns the memory and the consequences.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "gpufair/config.h"
+#include "gpufair/decay.h"
+#include "gpufair/job.h"
+#include "gpufair/time.h"
+
+namespace gpufair {
+
+// Per-team memory: decayed counts with half-life bait_window.
+struct DetectorMemory {
+  DecayedValue in_team_preemptions;  // in-team preemptions by this team
+  DecayedValue low_rank_starts;      // low-rank jobs of this team that started
+  DecayedValue low_rank_preempted;   // ...and ended by in-team preemption
+};
+
+// The team's recent counts *including* the event being judged.
+struct RecentCounts {
+  double in_team_preemptions = 0;
+  double low_rank_starts = 0;
+  double low_rank_preempted = 0;
+};
+
+struct BaitEvidence {
+  bool same_team = false;
+  int rank_gap = 0;           // preemptor rank - victim rank
+  Seconds victim_run = 0;     // how long the victim ran before displaced
+  Seconds skipped = 0;        // queue time the preemptor skipped
+  bool anyone_waiting = false;
+  double young = 0, repeat = 0, supply = 0, skip = 0;  // each in [0,1]
+  double score = 0;
+  bool bait = false;
+  std::string reason;         // every piece of evidence, human-readable
+};
+
+// Judge one preemption at `when`. `oldest_other_waiting_since`: since when
+// the oldest pending job of another team waits (nullopt: nobody waits).
+BaitEvidence judge_preemption(const BaitConfig& config, const JobRef& preemptor,
+                              const JobRef& victim, TimePoint when,
+                              std::optional<TimePoint> oldest_other_waiting_since,
+                              const RecentCounts& counts);
+
+// Cheaper variant for allow_preemption's hot path: same decision, no reason.
+BaitEvidence judge_preemption_quiet(const BaitConfig& config,
+                                    const JobRef& preemptor, const JobRef& victim,
+                                    TimePoint when,
+                                    std::optional<TimePoint> oldest_other_waiting_since,
+                                    const RecentCounts& counts);
+
+}  // namespace gpufair

@@ -1,0 +1,97 @@
+#include "gpufair/bait_detector.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace gpufair {
+namespace {
+
+double unit(double x) { return std::clamp(x, 0.0, 1.0); }
+
+BaitEvidence judge(const BaitConfig& c, const JobRef& preemptor,
+                   const JobRef& victim, TimePoint when,
+                   std::optional<TimePoint> oldest_other_since,
+                   const RecentCounts& counts) {
+  BaitEvidence e;
+  e.same_team = preemptor.team >= 0 && preemptor.team == victim.team;
+  e.rank_gap = preemptor.rank - victim.rank;
+  if (!e.same_team) return e;  // cross-team is never in-team bait
+
+  const TimePoint victim_start = victim.start > 0 ? victim.start : when;
+  e.victim_run = std::max<Seconds>(0, when - victim_start);
+  e.young = c.young > 0 ? 1.0 - std::min(1.0, static_cast<double>(e.victim_run) /
+                                                  static_cast<double>(c.young))
+                        : 0.0;
+  e.repeat = c.repeat > 0 ? unit(counts.in_team_preemptions / c.repeat) : 0.0;
+  e.supply = counts.low_rank_starts > 0
+                 ? unit(counts.low_rank_preempted / counts.low_rank_starts)
+                 : 0.0;
+
+  e.anyone_waiting = oldest_other_since.has_value();
+  if (e.anyone_waiting) {
+    const TimePoint preemptor_since =
+        preemptor.eligible > 0 ? preemptor.eligible : preemptor.submit;
+    const Seconds other_wait = when - *oldest_other_since;
+    const Seconds own_wait = when - preemptor_since;
+    e.skipped = std::max<Seconds>(0, other_wait - own_wait);
+  }
+  e.skip = c.skip_norm > 0 ? unit(static_cast<double>(e.skipped) /
+                                  static_cast<double>(c.skip_norm))
+                           : (e.skipped > 0 ? 1.0 : 0.0);
+
+  e.score = c.w_young * e.young + c.w_repeat * e.repeat + c.w_supply * e.supply +
+            c.w_skip * e.skip;
+  // Nobody harmed (nothing skipped) or no rank jump: not bait, whatever the score.
+  e.bait = e.rank_gap > 0 && e.skipped > 0 && e.score >= c.threshold;
+  return e;
+}
+
+}  // namespace
+
+BaitEvidence judge_preemption_quiet(const BaitConfig& config,
+                                    const JobRef& preemptor, const JobRef& victim,
+                                    TimePoint when,
+                                    std::optional<TimePoint> oldest_other_since,
+                                    const RecentCounts& counts) {
+  return judge(config, preemptor, victim, when, oldest_other_since, counts);
+}
+
+BaitEvidence judge_preemption(const BaitConfig& c, const JobRef& preemptor,
+                              const JobRef& victim, TimePoint when,
+                              std::optional<TimePoint> oldest_other_since,
+                              const RecentCounts& counts) {
+  BaitEvidence e = judge(c, preemptor, victim, when, oldest_other_since, counts);
+  char buf[768];
+  if (!e.same_team) {
+    std::snprintf(buf, sizeof buf,
+                  "honest: cross-team preemption (team %d preempts team %d), never in-team bait",
+                  preemptor.team, victim.team);
+    e.reason = buf;
+    return e;
+  }
+  const char* verdict = e.bait ? "bait" : "honest";
+  const char* why = "";
+  if (!e.bait) {
+    if (e.rank_gap <= 0) why = " (no rank gap)";
+    else if (!e.anyone_waiting) why = " (no other team waiting: nobody harmed)";
+    else if (e.skipped <= 0) why = " (no queue time skipped)";
+    else why = " (score below threshold)";
+  }
+  std::snprintf(
+      buf, sizeof buf,
+      "%s%s: in-team, rank_gap=%d; young=%.2f (victim ran %llds, bait_young=%llds); "
+      "repeat=%.2f (%.2f recent in-team preemptions, bait_repeat=%.2f); "
+      "supply=%.2f (%.2f of %.2f recent low-rank starts preempted); "
+      "skipped=%.2f (%llds of other teams' queue time, bait_skip_norm=%llds); "
+      "score=%.3f %s threshold %.3f",
+      verdict, why, e.rank_gap, e.young, static_cast<long long>(e.victim_run),
+      static_cast<long long>(c.young), e.repeat, counts.in_team_preemptions,
+      c.repeat, e.supply, counts.low_rank_preempted, counts.low_rank_starts,
+      e.skip, static_cast<long long>(e.skipped),
+      static_cast<long long>(c.skip_norm), e.score,
+      e.score >= c.threshold ? ">=" : "<", c.threshold);
+  e.reason = buf;
+  return e;
+}
+
+}  // namespace gpufair

@@ -1,0 +1,396 @@
+// The C door into the core. Every entry point catches everything: no C++
+// exception or type crosses into Slurm's C. Only gpufair_* symbols leave
+// libgpufair.so (default visibility here + the version script).
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+#pragma GCC visibility push(default)
+#include "gpufair/c_api.h"
+#pragma GCC visibility pop
+
+#include "gpufair/config.h"
+#include "gpufair/engine.h"
+#include "gpufair/state_file.h"
+
+struct gpufair_engine {
+  explicit gpufair_engine(gpufair::Config c) : engine(std::move(c)) {}
+  gpufair::Engine engine;
+};
+
+namespace {
+
+using gpufair::Config;
+using gpufair::JobRef;
+
+void put(char* buf, size_t len, const std::string& text) {
+  if (!buf || len == 0) return;
+  std::snprintf(buf, len, "%s", text.c_str());
+}
+
+// Run `body`, mapping exceptions to error codes and messages.
+template <typename Body>
+int guarded(char* err, size_t errlen, Body&& body) {
+  try {
+    return body();
+  } catch (const std::invalid_argument& e) {
+    put(err, errlen, e.what());
+    return GPUFAIR_ERR_ARG;
+  } catch (const std::bad_alloc&) {
+    put(err, errlen, "out of memory");
+    return GPUFAIR_ERR_INTERNAL;
+  } catch (const std::exception& e) {
+    put(err, errlen, std::string("internal error: ") + e.what());
+    return GPUFAIR_ERR_INTERNAL;
+  } catch (...) {
+    put(err, errlen, "internal error: unknown exception");
+    return GPUFAIR_ERR_INTERNAL;
+  }
+}
+
+gpufair::Result<gpufair::SlurmKnobs> to_knobs(const gpufair_knobs_t* k) {
+  gpufair::SlurmKnobs out;
+  if (!k || !k->knobs_set) return out;
+  out.set = true;
+  out.decay_half_life = k->decay_half_life_s;  // 0 is meaningful: no decay
+  if (k->calc_period_s != 0) out.calc_period = k->calc_period_s;
+  if (k->max_age_s != 0) out.max_age = k->max_age_s;
+  switch (k->usage_reset_period) {
+    case GPUFAIR_RESET_NONE: out.usage_reset = gpufair::ResetPeriod::kNone; break;
+    case GPUFAIR_RESET_NOW: out.usage_reset = gpufair::ResetPeriod::kNow; break;
+    case GPUFAIR_RESET_DAILY: out.usage_reset = gpufair::ResetPeriod::kDaily; break;
+    case GPUFAIR_RESET_WEEKLY: out.usage_reset = gpufair::ResetPeriod::kWeekly; break;
+    case GPUFAIR_RESET_MONTHLY: out.usage_reset = gpufair::ResetPeriod::kMonthly; break;
+    case GPUFAIR_RESET_QUARTERLY: out.usage_reset = gpufair::ResetPeriod::kQuarterly; break;
+    case GPUFAIR_RESET_YEARLY: out.usage_reset = gpufair::ResetPeriod::kYearly; break;
+    default:
+      return gpufair::Error{"PriorityUsageResetPeriod='" + std::to_string(k->usage_reset_period) +
+                            "': unknown reset period; accepted: GPUFAIR_RESET_NONE.."
+                            "GPUFAIR_RESET_YEARLY (0..6)"};
+  }
+  out.weight_age = k->weight_age;
+  out.weight_fairshare = k->weight_fairshare;
+  out.weight_job_size = k->weight_job_size;
+  out.weight_partition = k->weight_partition;
+  out.weight_qos = k->weight_qos;
+  out.favor_small = k->favor_small != 0;
+  if (k->tres_billing_weights) out.tres_billing_weights = k->tres_billing_weights;
+  return out;
+}
+
+gpufair::Result<Config> build_config(const char* params, const gpufair_knobs_t* knobs) {
+  auto k = to_knobs(knobs);
+  if (!k.ok()) return k.error();
+  return gpufair::parse_config(params ? params : "", *k);
+}
+
+JobRef to_ref(const gpufair_job_t& j) {
+  JobRef r;
+  r.id = j.job_id;
+  r.team = j.team;
+  r.user = j.user_id;
+  r.rank = j.rank;
+  r.gpus = j.gpus;
+  r.submit = j.submit_time;
+  r.eligible = j.eligible_time;
+  r.start = j.start_time;
+  return r;
+}
+
+std::atomic<gpufair_engine_t*> g_engine{nullptr};
+
+}  // namespace
+
+extern "C" {
+
+const char* gpufair_version(void) { return "0.1.0"; }
+
+int gpufair_config_check(const char* params, const gpufair_knobs_t* knobs, char* err,
+                         size_t errlen) {
+  return guarded(err, errlen, [&] {
+    auto c = build_config(params, knobs);
+    if (!c.ok()) {
+      put(err, errlen, c.error().message);
+      return GPUFAIR_ERR_CONFIG;
+    }
+    put(err, errlen, "");
+    return GPUFAIR_OK;
+  });
+}
+
+int gpufair_config_describe(const gpufair_engine_t* e, char* buf, size_t len) {
+  if (!e || !buf || len == 0) return GPUFAIR_ERR_ARG;
+  return guarded(nullptr, 0, [&] {
+    const std::string text = gpufair::describe(e->engine.config());
+    put(buf, len, text);
+    return text.size() < len ? GPUFAIR_OK : GPUFAIR_ERR_ARG;  // truncated
+  });
+}
+
+gpufair_engine_t* gpufair_engine_new(const char* params, const gpufair_knobs_t* knobs,
+                                     char* err, size_t errlen) {
+  gpufair_engine_t* out = nullptr;
+  guarded(err, errlen, [&] {
+    auto c = build_config(params, knobs);
+    if (!c.ok()) {
+      put(err, errlen, c.error().message);
+      return GPUFAIR_ERR_CONFIG;
+    }
+    out = new gpufair_engine(std::move(c).value());
+    return GPUFAIR_OK;
+  });
+  return out;
+}
+
+int gpufair_engine_reconfigure(gpufair_engine_t* e, const char* params,
+                               const gpufair_knobs_t* knobs, char* err, size_t errlen) {
+  if (!e) {
+    put(err, errlen, "gpufair_engine_reconfigure: engine is NULL");
+    return GPUFAIR_ERR_ARG;
+  }
+  return guarded(err, errlen, [&] {
+    auto c = build_config(params, knobs);
+    if (!c.ok()) {
+      put(err, errlen, c.error().message);
+      return GPUFAIR_ERR_CONFIG;
+    }
+    e->engine.reconfigure(std::move(c).value());
+    return GPUFAIR_OK;
+  });
+}
+
+void gpufair_engine_free(gpufair_engine_t* e) {
+  if (!e) return;
+  gpufair_engine_t* expected = e;
+  g_engine.compare_exchange_strong(expected, nullptr);  // never leave a dangling global
+  delete e;
+}
+
+int64_t gpufair_calc_period(const gpufair_engine_t* e) {
+  if (!e) return 0;
+  int64_t out = 0;
+  guarded(nullptr, 0, [&] {
+    out = e->engine.config().calc_period;
+    return GPUFAIR_OK;
+  });
+  return out;
+}
+
+int gpufair_preempt_any_team(const gpufair_engine_t* e) {
+  if (!e) return 0;
+  int out = 0;
+  guarded(nullptr, 0, [&] {
+    out = e->engine.config().preempt_scope == gpufair::PreemptScope::kAny ? 1 : 0;
+    return GPUFAIR_OK;
+  });
+  return out;
+}
+
+int32_t gpufair_team_id(gpufair_engine_t* e, const char* account_path) {
+  if (!e || !account_path || !*account_path) return -1;
+  int32_t out = -1;
+  guarded(nullptr, 0, [&] {
+    out = e->engine.team_for_account(account_path);
+    return GPUFAIR_OK;
+  });
+  return out;
+}
+
+int gpufair_set_shares(gpufair_engine_t* e, int32_t team, double shares) {
+  if (!e) return GPUFAIR_ERR_ARG;
+  return guarded(nullptr, 0, [&] {
+    e->engine.set_shares(team, shares);
+    return GPUFAIR_OK;
+  });
+}
+
+int gpufair_set_cluster_gpus(gpufair_engine_t* e, double gpus) {
+  if (!e) return GPUFAIR_ERR_ARG;
+  return guarded(nullptr, 0, [&] {
+    e->engine.set_cluster_gpus(gpus);
+    return GPUFAIR_OK;
+  });
+}
+
+int32_t gpufair_team_count(const gpufair_engine_t* e) {
+  if (!e) return 0;
+  return e->engine.team_count();
+}
+
+int gpufair_cycle_begin(gpufair_engine_t* e, int64_t now) {
+  if (!e) return GPUFAIR_ERR_ARG;
+  return guarded(nullptr, 0, [&] {
+    e->engine.begin_cycle(now);
+    return GPUFAIR_OK;
+  });
+}
+
+int gpufair_observe_running(gpufair_engine_t* e, const gpufair_job_t* job) {
+  if (!e || !job) return GPUFAIR_ERR_ARG;
+  return guarded(nullptr, 0, [&] {
+    // The running charge is up to the cycle's time, which the engine knows
+    // from cycle_begin; jobs observed outside a cycle are charged to now.
+    e->engine.observe_running(to_ref(*job), e->engine.cycle_time());
+    return GPUFAIR_OK;
+  });
+}
+
+int gpufair_observe_pending(gpufair_engine_t* e, const gpufair_job_t* job) {
+  if (!e || !job) return GPUFAIR_ERR_ARG;
+  return guarded(nullptr, 0, [&] {
+    e->engine.observe_pending(to_ref(*job));
+    return GPUFAIR_OK;
+  });
+}
+
+int gpufair_cycle_end(gpufair_engine_t* e, int64_t now) {
+  if (!e) return GPUFAIR_ERR_ARG;
+  return guarded(nullptr, 0, [&] {
+    e->engine.end_cycle(now);
+    return GPUFAIR_OK;
+  });
+}
+
+int gpufair_job_ended(gpufair_engine_t* e, uint64_t job_id, int64_t end_time) {
+  if (!e) return GPUFAIR_ERR_ARG;
+  return guarded(nullptr, 0, [&] {
+    e->engine.job_ended(job_id, end_time);
+    return GPUFAIR_OK;
+  });
+}
+
+uint32_t gpufair_priority(const gpufair_engine_t* e, const gpufair_prio_input_t* in,
+                          int64_t now, gpufair_factors_t* out) {
+  if (!e || !in) return 1;  // never 0: that means "held" to Slurm
+  uint32_t prio = 1;
+  guarded(nullptr, 0, [&] {
+    gpufair::PriorityInput p;
+    p.team = in->team;
+    p.gpus = in->gpus;
+    p.eligible = in->eligible_time;
+    p.qos_norm = in->qos_norm;
+    p.partition_norm = in->partition_norm;
+    p.nice = in->nice;
+    const gpufair::PriorityFactors f = e->engine.priority(p, now);
+    prio = f.priority;
+    if (out) {
+      out->age = f.age;
+      out->fairshare = f.fairshare;
+      out->job_size = f.job_size;
+      out->partition = f.partition;
+      out->qos = f.qos;
+      out->w_age = f.w_age;
+      out->w_fairshare = f.w_fairshare;
+      out->w_job_size = f.w_job_size;
+      out->w_partition = f.w_partition;
+      out->w_qos = f.w_qos;
+      out->penalty = f.penalty;
+      out->nice = f.nice;
+      out->priority = f.priority;
+    }
+    return GPUFAIR_OK;
+  });
+  return prio;
+}
+
+int gpufair_preempt_allowed(const gpufair_engine_t* e, const gpufair_job_t* preemptor,
+                            const gpufair_job_t* victim, int64_t now, char* reason,
+                            size_t reasonlen) {
+  if (!e || !preemptor || !victim) {
+    put(reason, reasonlen, "gpufair_preempt_allowed: NULL argument");
+    return -GPUFAIR_ERR_ARG;
+  }
+  int out = -GPUFAIR_ERR_INTERNAL;
+  const int rc = guarded(reason, reasonlen, [&] {
+    const bool want = reason && reasonlen > 0;
+    const auto c = e->engine.check_preemption(to_ref(*preemptor), to_ref(*victim), now, want);
+    if (want) put(reason, reasonlen, c.reason);
+    out = c.allowed ? 1 : 0;
+    return GPUFAIR_OK;
+  });
+  return rc == GPUFAIR_OK ? out : -rc;
+}
+
+int gpufair_record_preemption(gpufair_engine_t* e, const gpufair_job_t* preemptor,
+                              const gpufair_job_t* victim, int64_t when, char* reason,
+                              size_t reasonlen) {
+  if (!e || !preemptor || !victim) {
+    put(reason, reasonlen, "gpufair_record_preemption: NULL argument");
+    return -GPUFAIR_ERR_ARG;
+  }
+  int out = -GPUFAIR_ERR_INTERNAL;
+  const int rc = guarded(reason, reasonlen, [&] {
+    const auto d = e->engine.record_preemption(to_ref(*preemptor), to_ref(*victim), when);
+    put(reason, reasonlen, d.reason);
+    out = d.bait ? 1 : 0;
+    return GPUFAIR_OK;
+  });
+  return rc == GPUFAIR_OK ? out : -rc;
+}
+
+int gpufair_team_report(const gpufair_engine_t* e, int32_t team, int64_t now,
+                        gpufair_team_report_t* out) {
+  if (!e || !out) return GPUFAIR_ERR_ARG;
+  return guarded(nullptr, 0, [&] {
+    const gpufair::TeamReport r = e->engine.team_report(team, now);
+    std::memset(out, 0, sizeof *out);
+    std::snprintf(out->name, sizeof out->name, "%s", r.name.c_str());
+    out->usage_gpu_s = r.usage_gpu_s;
+    out->raw_usage_gpu_s = r.raw_usage_gpu_s;
+    out->shares = r.shares;
+    out->shares_norm = r.shares_norm;
+    out->usage_norm = r.usage_norm;
+    out->fairshare = r.fairshare;
+    out->effective_fairshare = r.effective_fairshare;
+    out->penalty = r.penalty;
+    out->bait_detections = r.bait_detections;
+    out->in_team_preemptions = r.in_team_preemptions;
+    return GPUFAIR_OK;
+  });
+}
+
+int gpufair_state_save(const gpufair_engine_t* e, const char* path, char* err, size_t errlen) {
+  if (!e || !path || !*path) {
+    put(err, errlen, "gpufair_state_save: NULL engine or empty path");
+    return GPUFAIR_ERR_ARG;
+  }
+  return guarded(err, errlen, [&] {
+    const auto bytes = e->engine.save_state();
+    auto r = gpufair::write_file_atomically(path, bytes);
+    if (!r.ok()) {
+      put(err, errlen, r.error().message);
+      return GPUFAIR_ERR_IO;
+    }
+    return GPUFAIR_OK;
+  });
+}
+
+int gpufair_state_load(gpufair_engine_t* e, const char* path, char* err, size_t errlen) {
+  if (!e || !path || !*path) {
+    put(err, errlen, "gpufair_state_load: NULL engine or empty path");
+    return GPUFAIR_ERR_ARG;
+  }
+  return guarded(err, errlen, [&] {
+    auto bytes = gpufair::read_whole_file(path);
+    if (!bytes.ok()) {
+      put(err, errlen, bytes.error().message);
+      return GPUFAIR_ERR_IO;
+    }
+    auto r = e->engine.load_state(*bytes);
+    if (!r.ok()) {
+      put(err, errlen, std::string(path) + ": " + r.error().message);
+      return GPUFAIR_ERR_STATE;
+    }
+    return GPUFAIR_OK;
+  });
+}
+
+void gpufair_global_set(gpufair_engine_t* e) { g_engine.store(e); }
+
+gpufair_engine_t* gpufair_global_get(void) { return g_engine.load(); }
+
+}  // extern "C"

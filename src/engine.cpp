@@ -1,0 +1,660 @@
+// Engine: owns the per-team state and drives the pure rules (decay.h,
+// fair_share.h, bait_detector.h, penalty.h, priority.h) under one lock.
+#include "gpufair/engine.h"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "gpufair/bait_detector.h"
+#include "gpufair/decay.h"
+#include "gpufair/fair_share.h"
+#include "gpufair/pending_queue.h"
+#include "gpufair/penalty.h"
+#include "gpufair/priority.h"
+#include "gpufair/reset_period.h"
+#include "gpufair/state.h"
+#include "gpufair/teams.h"
+
+namespace gpufair {
+namespace {
+
+// Enough history for gpufair-show; bounded so memory is O(teams).
+constexpr std::size_t kRecentDecisions = 16;
+
+struct RunningJob {
+  TeamId team = -1;
+  double gpus = 0;
+  TimePoint charged_until = 0;
+  std::uint64_t last_seen_cycle = 0;
+  bool low_rank_start = false;  // counted in the team's low_rank_starts
+};
+
+struct TeamState {
+  std::string name;
+  double usage = 0;      // decayed, as of the last cycle
+  double raw_usage = 0;  // undecayed since the last reset
+  double shares = 1;
+  bool shares_set = false;  // from an association (else default_shares)
+  DecayedValue penalty;
+  DetectorMemory memory;
+  bool rank_seen = false;
+  int max_rank = 0;
+  std::uint32_t bait_detections = 0, in_team_preemptions = 0;
+  std::deque<BaitDecision> recent;
+};
+
+bool finite_nonneg(double v) { return std::isfinite(v) && v >= 0; }
+
+}  // namespace
+
+struct Engine::Impl {
+  mutable std::shared_mutex mu;
+  Config config;
+  std::vector<TeamState> teams;
+  std::unordered_map<std::string, TeamId> team_ids;
+  std::unordered_map<JobId, RunningJob> running;
+  double cluster_gpus = 0;
+
+  bool have_cycle = false;
+  TimePoint last_cycle = 0;
+  std::uint64_t cycle_no = 0;
+  bool reset_now_pending = false;
+
+  OldestPendingByTeam pending_current, pending_last;
+  bool have_pending_last = false;
+
+  // The per-cycle table every priority() reads.
+  std::vector<TeamFactors> factors;
+  TimePoint factors_time = 0;
+  PriorityParams prio;
+
+  void check_team(TeamId team, const char* what) const {
+    if (team < 0 || static_cast<std::size_t>(team) >= teams.size()) {
+      throw std::invalid_argument(std::string(what) + ": unknown team id " + std::to_string(team) +
+                                  " (" + std::to_string(teams.size()) + " teams known)");
+    }
+  }
+
+  void apply_config(Config c) {
+    config = std::move(c);
+    for (auto& t : teams)
+      if (!t.shares_set) t.shares = config.default_shares;
+    if (config.usage_reset == ResetPeriod::kNow) reset_now_pending = true;
+    recompute_factors(factors_time);
+  }
+
+  void recompute_factors(TimePoint now) {
+    double usage_total = 0, shares_total = 0;
+    for (const auto& t : teams) {
+      usage_total += t.usage;
+      shares_total += t.shares;
+    }
+    factors.resize(teams.size());
+    for (std::size_t i = 0; i < teams.size(); ++i) {
+      const auto& t = teams[i];
+      TeamFactors& f = factors[i];
+      f.fairshare = fair_share_factor(t.usage, usage_total, t.shares, shares_total);
+      f.penalty = t.penalty.at(now, config.penalty.half_life);
+      f.effective = effective_fair_share(f.fairshare, f.penalty);
+    }
+    factors_time = now;
+    prio.weights = config.weights;
+    prio.max_age = config.max_age;
+    prio.cluster_gpus = cluster_gpus;
+    prio.favor_small = config.favor_small;
+  }
+
+  void reset_usage(TimePoint boundary) {
+    for (auto& t : teams) t.usage = t.raw_usage = 0;
+    for (auto& [id, job] : running) job.charged_until = std::max(job.charged_until, boundary);
+  }
+
+  void charge(RunningJob& job, TimePoint until) {
+    if (until <= job.charged_until) return;
+    const double amount = job.gpus * static_cast<double>(until - job.charged_until);
+    TeamState& t = teams[static_cast<std::size_t>(job.team)];
+    t.usage += amount;
+    t.raw_usage += amount;
+    job.charged_until = until;
+  }
+
+  const OldestPendingByTeam& queue_view() const {
+    return have_pending_last ? pending_last : pending_current;
+  }
+
+  bool is_low_rank(const TeamState& t, int rank) const {
+    return rank <= 0 || (t.rank_seen && rank < t.max_rank);
+  }
+
+  void see_rank(TeamState& t, int rank) {
+    if (!t.rank_seen || rank > t.max_rank) t.max_rank = rank;
+    t.rank_seen = true;
+  }
+
+  // The team's counts at `when` as they would be after this preemption.
+  RecentCounts counts_with_event(const TeamState& t, const JobRef& preemptor,
+                                 const JobRef& victim, TimePoint when) const {
+    const Seconds w = config.bait.window;
+    RecentCounts c;
+    c.in_team_preemptions = t.memory.in_team_preemptions.at(when, w) + 1;
+    c.low_rank_starts = t.memory.low_rank_starts.at(when, w);
+    c.low_rank_preempted = t.memory.low_rank_preempted.at(when, w);
+    if (preemptor.rank > victim.rank) {
+      auto it = running.find(victim.id);
+      if (it == running.end() || !it->second.low_rank_start) c.low_rank_starts += 1;
+      c.low_rank_preempted += 1;
+    }
+    return c;
+  }
+
+  TeamReport report(TeamId id, TimePoint now) const {
+    double usage_total = 0, shares_total = 0;
+    for (const auto& t : teams) {
+      usage_total += t.usage;
+      shares_total += t.shares;
+    }
+    const TeamState& t = teams[static_cast<std::size_t>(id)];
+    TeamReport r;
+    r.name = t.name;
+    r.usage_gpu_s = t.usage;
+    r.raw_usage_gpu_s = t.raw_usage;
+    r.shares = t.shares;
+    r.shares_norm = shares_total > 0 ? t.shares / shares_total : 0;
+    r.usage_norm = usage_total > 0 ? t.usage / usage_total : 0;
+    r.fairshare = fair_share_factor(t.usage, usage_total, t.shares, shares_total);
+    r.penalty = t.penalty.at(now, config.penalty.half_life);
+    r.effective_fairshare = effective_fair_share(r.fairshare, r.penalty);
+    r.bait_detections = t.bait_detections;
+    r.in_team_preemptions = t.in_team_preemptions;
+    r.recent.assign(t.recent.begin(), t.recent.end());
+    return r;
+  }
+};
+
+Engine::Engine(Config config) : impl_(std::make_unique<Impl>()) {
+  impl_->apply_config(std::move(config));
+}
+
+Engine::~Engine() = default;
+
+void Engine::reconfigure(Config config) {
+  std::unique_lock lock(impl_->mu);
+  impl_->apply_config(std::move(config));
+}
+
+Config Engine::config() const {
+  std::shared_lock lock(impl_->mu);
+  return impl_->config;
+}
+
+TeamId Engine::team_for_account(std::string_view account_path) {
+  std::unique_lock lock(impl_->mu);
+  Impl& m = *impl_;
+  std::string name = roll_up_account(account_path, m.config.team_level);
+  if (name.empty()) return -1;
+  auto it = m.team_ids.find(name);
+  if (it != m.team_ids.end()) return it->second;
+  const TeamId id = static_cast<TeamId>(m.teams.size());
+  TeamState t;
+  t.name = name;
+  t.shares = m.config.default_shares;
+  t.penalty.as_of = m.factors_time;
+  m.teams.push_back(std::move(t));
+  m.team_ids.emplace(std::move(name), id);
+  m.recompute_factors(m.factors_time);
+  return id;
+}
+
+void Engine::set_shares(TeamId team, double shares) {
+  std::unique_lock lock(impl_->mu);
+  impl_->check_team(team, "set_shares");
+  if (!finite_nonneg(shares)) {
+    throw std::invalid_argument("set_shares: shares must be a finite number >= 0, got " +
+                                std::to_string(shares));
+  }
+  auto& t = impl_->teams[static_cast<std::size_t>(team)];
+  t.shares = shares;
+  t.shares_set = true;
+  impl_->recompute_factors(impl_->factors_time);
+}
+
+void Engine::set_cluster_gpus(double gpus) {
+  std::unique_lock lock(impl_->mu);
+  if (!finite_nonneg(gpus)) {
+    throw std::invalid_argument("set_cluster_gpus: must be a finite number >= 0, got " +
+                                std::to_string(gpus));
+  }
+  impl_->cluster_gpus = gpus;
+  impl_->prio.cluster_gpus = gpus;
+}
+
+std::int32_t Engine::team_count() const {
+  std::shared_lock lock(impl_->mu);
+  return static_cast<std::int32_t>(impl_->teams.size());
+}
+
+std::string Engine::team_name(TeamId team) const {
+  std::shared_lock lock(impl_->mu);
+  if (team < 0 || static_cast<std::size_t>(team) >= impl_->teams.size()) return {};
+  return impl_->teams[static_cast<std::size_t>(team)].name;
+}
+
+void Engine::begin_cycle(TimePoint now) {
+  std::unique_lock lock(impl_->mu);
+  Impl& m = *impl_;
+  if (m.have_cycle) {
+    const Seconds dt = now - m.last_cycle;
+    if (dt > 0) {
+      const double f = decay_factor(dt, m.config.decay_half_life);
+      for (auto& t : m.teams) t.usage *= f;
+      if (reset_boundary_crossed(m.config.usage_reset, m.last_cycle, now)) {
+        m.reset_usage(reset_period_start(m.config.usage_reset, now));
+      }
+    }
+  }
+  if (m.reset_now_pending) {
+    m.reset_usage(now);
+    m.reset_now_pending = false;
+  }
+  m.last_cycle = m.have_cycle ? std::max(m.last_cycle, now) : now;
+  m.have_cycle = true;
+  ++m.cycle_no;
+  m.pending_current.clear();
+}
+
+void Engine::observe_running(const JobRef& job, TimePoint now) {
+  std::unique_lock lock(impl_->mu);
+  Impl& m = *impl_;
+  m.check_team(job.team, "observe_running");
+  if (!finite_nonneg(job.gpus)) {
+    throw std::invalid_argument("observe_running: job " + std::to_string(job.id) +
+                                " has invalid gpus " + std::to_string(job.gpus));
+  }
+  TeamState& t = m.teams[static_cast<std::size_t>(job.team)];
+  auto [it, inserted] = m.running.try_emplace(job.id);
+  RunningJob& r = it->second;
+  if (inserted) {
+    // First sight: charge from its start (it may have started between cycles).
+    r.charged_until = (job.start > 0 && job.start <= now) ? job.start : now;
+    if (m.is_low_rank(t, job.rank)) {
+      r.low_rank_start = true;
+      t.memory.low_rank_starts.add(1, now, m.config.bait.window);
+    }
+  }
+  m.see_rank(t, job.rank);
+  r.team = job.team;
+  r.gpus = job.gpus;
+  r.last_seen_cycle = m.cycle_no;
+  m.charge(r, now);
+}
+
+void Engine::observe_pending(const JobRef& job) {
+  std::unique_lock lock(impl_->mu);
+  Impl& m = *impl_;
+  m.check_team(job.team, "observe_pending");
+  m.see_rank(m.teams[static_cast<std::size_t>(job.team)], job.rank);
+  m.pending_current.add(job.team, job.eligible > 0 ? job.eligible : job.submit);
+}
+
+void Engine::end_cycle(TimePoint now) {
+  std::unique_lock lock(impl_->mu);
+  Impl& m = *impl_;
+  // Jobs the host no longer reports ended without telling us: they are
+  // charged up to the last cycle that saw them, which is already done.
+  std::erase_if(m.running, [&](const auto& kv) { return kv.second.last_seen_cycle != m.cycle_no; });
+  m.pending_last = m.pending_current;
+  m.have_pending_last = true;
+  m.recompute_factors(now);
+}
+
+TimePoint Engine::cycle_time() const {
+  std::shared_lock lock(impl_->mu);
+  return impl_->have_cycle ? impl_->last_cycle : 0;
+}
+
+void Engine::job_ended(JobId job, TimePoint end) {
+  std::unique_lock lock(impl_->mu);
+  Impl& m = *impl_;
+  auto it = m.running.find(job);
+  if (it == m.running.end()) return;
+  m.charge(it->second, end);
+  m.running.erase(it);
+}
+
+PriorityFactors Engine::priority(const PriorityInput& in, TimePoint now) const {
+  std::shared_lock lock(impl_->mu);
+  const Impl& m = *impl_;
+  static const TeamFactors kUnknownTeam{0, 0, 0};
+  const TeamFactors& f = (in.team >= 0 && static_cast<std::size_t>(in.team) < m.factors.size())
+                             ? m.factors[static_cast<std::size_t>(in.team)]
+                             : kUnknownTeam;
+  return compute_priority(in, f, m.prio, now);
+}
+
+void Engine::priorities(std::span<const PriorityInput> in, TimePoint now,
+                        std::span<std::uint32_t> out) const {
+  if (out.size() < in.size()) throw std::invalid_argument("priorities: output span too small");
+  std::shared_lock lock(impl_->mu);
+  const Impl& m = *impl_;
+  const TeamFactors unknown{0, 0, 0};
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const TeamId team = in[i].team;
+    const TeamFactors& f = (team >= 0 && static_cast<std::size_t>(team) < m.factors.size())
+                               ? m.factors[static_cast<std::size_t>(team)]
+                               : unknown;
+    out[i] = compute_priority(in[i], f, m.prio, now).priority;
+  }
+}
+
+PreemptCheck Engine::allow_preemption(const JobRef& preemptor, const JobRef& victim,
+                                      TimePoint now) const {
+  return check_preemption(preemptor, victim, now, true);
+}
+
+PreemptCheck Engine::check_preemption(const JobRef& preemptor, const JobRef& victim,
+                                      TimePoint now, bool want_reason) const {
+  std::shared_lock lock(impl_->mu);
+  const Impl& m = *impl_;
+  PreemptCheck out;
+  // Cheapest test first: most pairs slurmctld asks about are cross-team.
+  if (preemptor.team != victim.team || preemptor.team < 0) {
+    if (m.config.preempt_scope == PreemptScope::kAny) return out;
+    out.allowed = false;
+    if (want_reason) out.reason = "cross-team preemption refused (preempt_scope=team)";
+    return out;
+  }
+  if (m.config.bait.block == BaitBlock::kNever) return out;
+  if (static_cast<std::size_t>(preemptor.team) >= m.teams.size()) return out;
+  const TeamState& t = m.teams[static_cast<std::size_t>(preemptor.team)];
+  const double penalty = t.penalty.at(now, m.config.penalty.half_life);
+  if (m.config.bait.block == BaitBlock::kPenalized && penalty < m.config.bait.block_penalty) {
+    return out;
+  }
+  const RecentCounts counts = m.counts_with_event(t, preemptor, victim, now);
+  const auto since = m.queue_view().oldest_other_than(preemptor.team);
+  if (!want_reason) {
+    if (judge_preemption_quiet(m.config.bait, preemptor, victim, now, since, counts).bait)
+      out.allowed = false;
+    return out;
+  }
+  BaitEvidence e = judge_preemption(m.config.bait, preemptor, victim, now, since, counts);
+  if (!e.bait) return out;
+  out.allowed = false;
+  char buf[160];
+  if (m.config.bait.block == BaitBlock::kAlways) {
+    std::snprintf(buf, sizeof buf, "refused (bait_block=always): ");
+  } else {
+    std::snprintf(buf, sizeof buf, "refused (bait_block=penalized, team penalty %.2f >= %.2f): ",
+                  penalty, m.config.bait.block_penalty);
+  }
+  out.reason = buf + e.reason;
+  return out;
+}
+
+BaitDecision Engine::record_preemption(const JobRef& preemptor, const JobRef& victim,
+                                       TimePoint when) {
+  std::unique_lock lock(impl_->mu);
+  Impl& m = *impl_;
+  m.check_team(preemptor.team, "record_preemption (preemptor)");
+  TeamState& t = m.teams[static_cast<std::size_t>(preemptor.team)];
+  BaitDecision d;
+  d.preemptor = preemptor.id;
+  d.victim = victim.id;
+  d.team = preemptor.team;
+  d.when = when;
+  d.in_team = preemptor.team == victim.team;
+  const auto since = m.queue_view().oldest_other_than(preemptor.team);
+
+  BaitEvidence e;
+  if (d.in_team) {
+    const RecentCounts counts = m.counts_with_event(t, preemptor, victim, when);
+    const Seconds w = m.config.bait.window;
+    t.memory.in_team_preemptions.add(1, when, w);
+    if (preemptor.rank > victim.rank) {
+      auto it = m.running.find(victim.id);
+      if (it == m.running.end() || !it->second.low_rank_start) {
+        t.memory.low_rank_starts.add(1, when, w);
+        if (it != m.running.end()) it->second.low_rank_start = true;
+      }
+      t.memory.low_rank_preempted.add(1, when, w);
+    }
+    ++t.in_team_preemptions;
+    e = judge_preemption(m.config.bait, preemptor, victim, when, since, counts);
+  } else {
+    e = judge_preemption(m.config.bait, preemptor, victim, when, since, RecentCounts{});
+  }
+  d.bait = e.bait;
+  d.score = e.score;
+  d.skipped = e.skipped;
+  d.reason = std::move(e.reason);
+
+  if (d.bait) {
+    d.charged_gpu_s = skip_charge_gpu_s(m.config.penalty, preemptor.gpus, d.skipped);
+    t.usage += d.charged_gpu_s;
+    t.raw_usage += d.charged_gpu_s;
+    t.penalty.advance_to(when, m.config.penalty.half_life);
+    const double before = t.penalty.value;
+    t.penalty.value = penalty_after_bait(m.config.penalty, before, d.score);
+    d.penalty_added = t.penalty.value - before;
+    ++t.bait_detections;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "; charged %.0f GPU-s for %llds skipped, penalty +%.3f -> %.3f",
+                  d.charged_gpu_s, static_cast<long long>(d.skipped), d.penalty_added,
+                  t.penalty.value);
+    d.reason += buf;
+    m.recompute_factors(std::max(when, m.factors_time));
+  }
+  t.recent.push_back(d);
+  while (t.recent.size() > kRecentDecisions) t.recent.pop_front();
+  return d;
+}
+
+TeamReport Engine::team_report(TeamId team, TimePoint now) const {
+  std::shared_lock lock(impl_->mu);
+  impl_->check_team(team, "team_report");
+  return impl_->report(team, now);
+}
+
+std::vector<TeamReport> Engine::report(TimePoint now) const {
+  std::shared_lock lock(impl_->mu);
+  std::vector<TeamReport> out;
+  out.reserve(impl_->teams.size());
+  for (std::size_t i = 0; i < impl_->teams.size(); ++i) {
+    out.push_back(impl_->report(static_cast<TeamId>(i), now));
+  }
+  return out;
+}
+
+// ---- State -----------------------------------------------------------------
+
+namespace {
+
+void write_value(ByteWriter& w, const DecayedValue& v) {
+  w.f64(v.value);
+  w.i64(v.as_of);
+}
+
+DecayedValue read_value(ByteReader& r) {
+  DecayedValue v;
+  v.value = r.f64();
+  v.as_of = r.i64();
+  if (r.ok() && !finite_nonneg(v.value)) r.fail("a decayed value is negative or not finite");
+  return v;
+}
+
+double read_nonneg(ByteReader& r, const char* what) {
+  const double v = r.f64();
+  if (r.ok() && !finite_nonneg(v)) r.fail(std::string(what) + " is negative or not finite");
+  return v;
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> Engine::save_state() const {
+  std::shared_lock lock(impl_->mu);
+  const Impl& m = *impl_;
+  ByteWriter w;
+  w.u8(m.have_cycle ? 1 : 0);
+  w.i64(m.last_cycle);
+  w.f64(m.cluster_gpus);
+  w.u64(m.teams.size());
+  for (const auto& t : m.teams) {
+    w.str(t.name);
+    w.f64(t.usage);
+    w.f64(t.raw_usage);
+    w.f64(t.shares);
+    w.u8(t.shares_set ? 1 : 0);
+    write_value(w, t.penalty);
+    write_value(w, t.memory.in_team_preemptions);
+    write_value(w, t.memory.low_rank_starts);
+    write_value(w, t.memory.low_rank_preempted);
+    w.u8(t.rank_seen ? 1 : 0);
+    w.i64(t.max_rank);
+    w.u32(t.bait_detections);
+    w.u32(t.in_team_preemptions);
+    w.u64(t.recent.size());
+    for (const auto& d : t.recent) {
+      w.u64(d.preemptor);
+      w.u64(d.victim);
+      w.i64(d.when);
+      w.u8(d.in_team ? 1 : 0);
+      w.u8(d.bait ? 1 : 0);
+      w.f64(d.score);
+      w.i64(d.skipped);
+      w.f64(d.charged_gpu_s);
+      w.f64(d.penalty_added);
+      w.str(d.reason);
+    }
+  }
+  w.u64(m.running.size());
+  for (const auto& [id, j] : m.running) {
+    w.u64(id);
+    w.u32(static_cast<std::uint32_t>(j.team));
+    w.f64(j.gpus);
+    w.i64(j.charged_until);
+    w.u8(j.low_rank_start ? 1 : 0);
+  }
+  return frame_state(w.bytes());
+}
+
+Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
+  auto frame = unframe_state(bytes);
+  if (!frame.ok()) return frame.error();
+  ByteReader r(frame->bytes);
+
+  // Decode everything into temporaries first: on any error the engine is
+  // left exactly as it was.
+  const bool have_cycle = r.u8() != 0;
+  const TimePoint last_cycle = r.i64();
+  const double cluster_gpus = read_nonneg(r, "cluster GPUs");
+  const std::uint64_t team_count = r.count(100);
+  std::vector<TeamState> teams;
+  for (std::uint64_t i = 0; i < team_count && r.ok(); ++i) {
+    TeamState t;
+    t.name = r.str();
+    if (r.ok() && t.name.empty()) r.fail("a team has an empty name");
+    t.usage = read_nonneg(r, "team usage");
+    t.raw_usage = read_nonneg(r, "team raw usage");
+    t.shares = read_nonneg(r, "team shares");
+    t.shares_set = r.u8() != 0;
+    t.penalty = read_value(r);
+    t.memory.in_team_preemptions = read_value(r);
+    t.memory.low_rank_starts = read_value(r);
+    t.memory.low_rank_preempted = read_value(r);
+    t.rank_seen = r.u8() != 0;
+    const std::int64_t max_rank = r.i64();
+    if (r.ok() && (max_rank < INT_MIN || max_rank > INT_MAX)) r.fail("a team's max rank is out of range");
+    t.max_rank = static_cast<int>(max_rank);
+    t.bait_detections = r.u32();
+    t.in_team_preemptions = r.u32();
+    const std::uint64_t n_recent = r.count(60);
+    for (std::uint64_t k = 0; k < n_recent && r.ok(); ++k) {
+      BaitDecision d;
+      d.preemptor = r.u64();
+      d.victim = r.u64();
+      d.when = r.i64();
+      d.in_team = r.u8() != 0;
+      d.bait = r.u8() != 0;
+      d.score = r.f64();
+      d.skipped = r.i64();
+      d.charged_gpu_s = r.f64();
+      d.penalty_added = r.f64();
+      d.reason = r.str();
+      d.team = static_cast<TeamId>(i);
+      t.recent.push_back(std::move(d));
+      if (t.recent.size() > kRecentDecisions) t.recent.pop_front();
+    }
+    teams.push_back(std::move(t));
+  }
+  struct SavedJob {
+    JobId id;
+    RunningJob job;
+  };
+  std::vector<SavedJob> jobs;
+  const std::uint64_t job_count = r.count(29);
+  for (std::uint64_t i = 0; i < job_count && r.ok(); ++i) {
+    SavedJob s{};
+    s.id = r.u64();
+    const std::uint32_t team = r.u32();
+    if (r.ok() && team >= teams.size()) r.fail("a running job names team " + std::to_string(team) + " which does not exist");
+    s.job.team = static_cast<TeamId>(team);
+    s.job.gpus = read_nonneg(r, "a running job's GPUs");
+    s.job.charged_until = r.i64();
+    s.job.low_rank_start = r.u8() != 0;
+    jobs.push_back(s);
+  }
+  if (r.ok() && r.remaining() != 0) r.fail(std::to_string(r.remaining()) + " unexpected bytes after the payload");
+  if (!r.ok()) return Error{"state is corrupt: " + r.failure()};
+  {
+    std::unordered_map<std::string, int> names;
+    for (const auto& t : teams)
+      if (++names[t.name] > 1) return Error{"state is corrupt: team '" + t.name + "' appears twice"};
+  }
+
+  std::unique_lock lock(impl_->mu);
+  Impl& m = *impl_;
+  // Merge by team name: ids already handed out stay valid.
+  std::vector<TeamId> id_of(teams.size());
+  for (std::size_t i = 0; i < teams.size(); ++i) {
+    TeamState& saved = teams[i];
+    auto it = m.team_ids.find(saved.name);
+    TeamId id;
+    if (it == m.team_ids.end()) {
+      id = static_cast<TeamId>(m.teams.size());
+      m.team_ids.emplace(saved.name, id);
+      m.teams.emplace_back();
+    } else {
+      id = it->second;
+    }
+    id_of[i] = id;
+    TeamState& cur = m.teams[static_cast<std::size_t>(id)];
+    if (cur.shares_set) {  // the live association wins over the saved one
+      saved.shares = cur.shares;
+      saved.shares_set = true;
+    } else if (!saved.shares_set) {
+      saved.shares = m.config.default_shares;
+    }
+    for (auto& d : saved.recent) d.team = id;
+    cur = std::move(saved);
+  }
+  m.running.clear();
+  for (auto& s : jobs) {
+    s.job.team = id_of[static_cast<std::size_t>(s.job.team)];
+    s.job.last_seen_cycle = m.cycle_no;
+    m.running[s.id] = s.job;
+  }
+  m.have_cycle = have_cycle;
+  m.last_cycle = last_cycle;
+  if (m.cluster_gpus <= 0) m.cluster_gpus = cluster_gpus;
+  m.recompute_factors(have_cycle ? last_cycle : m.factors_time);
+  return {};
+}
+
+}  // namespace gpufair
