@@ -1,0 +1,264 @@
+/*****************************************************************************\
+ *  gpufair_slurm.c - translation between Slurm's records and the gpufair
+ *  core's plain structs. See gpufair_slurm.h.
+\*****************************************************************************/
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "src/common/assoc_mgr.h"
+#include "src/common/xstring.h"
+
+#include "gpufair_slurm.h"
+
+/* Is [s, s+n) equal to key, ignoring case? */
+static bool _key_eq(const char *s, size_t n, const char *key)
+{
+	return strlen(key) == n && !strncasecmp(s, key, n);
+}
+
+extern double gf_billing_weight(const char *weights, const char *type,
+				double dflt)
+{
+	char want[160];
+	const char *p = weights;
+
+	if (!weights || !*weights)
+		return dflt;
+	if (type && *type)
+		snprintf(want, sizeof(want), "GRES/gpu:%s", type);
+	else
+		snprintf(want, sizeof(want), "GRES/gpu");
+
+	while (p && *p) {
+		const char *end = strchr(p, ',');
+		const char *eq = strchr(p, '=');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+
+		while (n && isspace((unsigned char)*p)) {
+			p++;
+			n--;
+		}
+		if (eq && (!end || eq < end)) {
+			size_t klen = (size_t)(eq - p);
+
+			while (klen && isspace((unsigned char)p[klen - 1]))
+				klen--;
+			if (_key_eq(p, klen, want)) {
+				char *stop = NULL;
+				double v = strtod(eq + 1, &stop);
+
+				if (stop != eq + 1 && v >= 0 && v == v)
+					return v;
+				return dflt;
+			}
+		}
+		p = end ? end + 1 : NULL;
+	}
+	return dflt;
+}
+
+/* Collect the chain of account associations from assoc up to (excluding)
+ * root: chain[0] is the deepest account. Returns its length. */
+static int _account_chain(const slurmdb_assoc_rec_t *assoc,
+			  const slurmdb_assoc_rec_t **chain)
+{
+	int n = 0;
+
+	/* A user association's account is its parent's. */
+	if (assoc && assoc->user && assoc->usage)
+		assoc = assoc->usage->parent_assoc_ptr;
+
+	while (assoc && n < GF_MAX_DEPTH) {
+		const slurmdb_assoc_rec_t *parent =
+			assoc->usage ? assoc->usage->parent_assoc_ptr : NULL;
+
+		/* root has no parent: it is not part of any path. */
+		if (!parent)
+			break;
+		if (!assoc->user && assoc->acct && assoc->acct[0])
+			chain[n++] = assoc;
+		assoc = parent;
+	}
+	return n;
+}
+
+extern int gf_account_path(const slurmdb_assoc_rec_t *assoc, char *buf,
+			   size_t len)
+{
+	const slurmdb_assoc_rec_t *chain[GF_MAX_DEPTH];
+	int n = _account_chain(assoc, chain);
+	size_t used = 0;
+
+	if (!len)
+		return n;
+	buf[0] = '\0';
+	for (int i = n - 1; i >= 0; i--) {
+		const char *a = chain[i]->acct;
+
+		if (used && used + 1 < len)
+			buf[used++] = '/';
+		for (; *a && used + 1 < len; a++)
+			buf[used++] = (char)tolower((unsigned char)*a);
+	}
+	buf[used] = '\0';
+	return n;
+}
+
+extern const slurmdb_assoc_rec_t *gf_team_assoc(
+	const slurmdb_assoc_rec_t *assoc, int team_level)
+{
+	const slurmdb_assoc_rec_t *chain[GF_MAX_DEPTH];
+	int n = _account_chain(assoc, chain);
+
+	if (!n)
+		return NULL;
+	if (team_level < 1)
+		team_level = 1;
+	if (n < team_level)
+		return chain[0];
+	return chain[n - team_level];
+}
+
+extern void gf_gpu_map_build(gf_gpu_map_t *map, const char *billing_weights)
+{
+	memset(map, 0, sizeof(*map));
+	map->gpu_pos = -1;
+	map->untyped_weight = gf_billing_weight(billing_weights, NULL, 1.0);
+	map->tres_cnt = (int)g_tres_count;
+
+	if (!assoc_mgr_tres_array)
+		return;
+	for (uint32_t i = 0; i < g_tres_count; i++) {
+		slurmdb_tres_rec_t *t = assoc_mgr_tres_array[i];
+
+		if (!t || !t->type || !t->name || xstrcasecmp(t->type, "gres"))
+			continue;
+		if (!xstrcasecmp(t->name, "gpu")) {
+			map->gpu_pos = (int)i;
+		} else if (!xstrncasecmp(t->name, "gpu:", 4) &&
+			   map->ntyped < GF_MAX_TYPED) {
+			map->typed_pos[map->ntyped] = (int)i;
+			map->typed_weight[map->ntyped] = gf_billing_weight(
+				billing_weights, t->name + 4,
+				map->untyped_weight);
+			map->ntyped++;
+		}
+	}
+}
+
+static double _tres_val(const uint64_t *cnt, int pos)
+{
+	if (!cnt || pos < 0)
+		return 0;
+	if (cnt[pos] == NO_CONSUME_VAL64 || cnt[pos] == INFINITE64 ||
+	    cnt[pos] == NO_VAL64)
+		return 0;
+	return (double)cnt[pos];
+}
+
+extern double gf_job_gpus(const gf_gpu_map_t *map, const job_record_t *job)
+{
+	const uint64_t *cnt;
+	double total, typed = 0, weighted = 0;
+
+	if (!map || map->gpu_pos < 0 || !job)
+		return 0;
+	/* Requested while pending (a requeued job still carries its old
+	 * tres_alloc_cnt); allocated once it runs. */
+	if (IS_JOB_PENDING(job) || !job->tres_alloc_cnt)
+		cnt = job->tres_req_cnt;
+	else
+		cnt = job->tres_alloc_cnt;
+	total = _tres_val(cnt, map->gpu_pos);
+	if (total <= 0)
+		return 0;
+	for (int i = 0; i < map->ntyped; i++) {
+		double c = _tres_val(cnt, map->typed_pos[i]);
+
+		typed += c;
+		weighted += c * map->typed_weight[i];
+	}
+	if (typed > total)
+		typed = total;
+	return weighted + (total - typed) * map->untyped_weight;
+}
+
+extern int32_t gf_job_rank(const job_record_t *job)
+{
+	if (!job || !job->qos_ptr)
+		return 0;
+	if (job->qos_ptr->priority > INT32_MAX)
+		return INT32_MAX;
+	return (int32_t)job->qos_ptr->priority;
+}
+
+extern int64_t gf_job_eligible(const job_record_t *job, bool accrue_always)
+{
+	if (!job || !job->details)
+		return 0;
+	if (!accrue_always && job->details->begin_time)
+		return (int64_t)job->details->begin_time;
+	return (int64_t)job->details->submit_time;
+}
+
+extern void gf_job_fill(gpufair_job_t *out, const job_record_t *job,
+			int32_t team, const gf_gpu_map_t *map)
+{
+	memset(out, 0, sizeof(*out));
+	out->job_id = job->job_id;
+	out->team = team;
+	out->user_id = job->user_id;
+	out->rank = gf_job_rank(job);
+	out->gpus = gf_job_gpus(map, job);
+	out->submit_time = job->details ? (int64_t)job->details->submit_time
+					: 0;
+	out->eligible_time = gf_job_eligible(job, false);
+	if (!IS_JOB_PENDING(job))
+		out->start_time = (int64_t)job->start_time;
+}
+
+/* Find "key=" at the start of a line of describe text. */
+static const char *_describe_find(const char *text, const char *key)
+{
+	size_t klen = strlen(key);
+
+	for (const char *p = text; p && *p;) {
+		if (!strncmp(p, key, klen) && p[klen] == '=')
+			return p + klen + 1;
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return NULL;
+}
+
+extern long gf_describe_long(const char *text, const char *key, long dflt)
+{
+	const char *v = text ? _describe_find(text, key) : NULL;
+	char *end = NULL;
+	long r;
+
+	if (!v)
+		return dflt;
+	r = strtol(v, &end, 10);
+	return (end == v) ? dflt : r;
+}
+
+extern void gf_describe_str(const char *text, const char *key, char *buf,
+			    size_t len)
+{
+	const char *v = text ? _describe_find(text, key) : NULL;
+	size_t n = 0;
+
+	if (!len)
+		return;
+	if (v)
+		while (v[n] && v[n] != '\n' && n + 1 < len)
+			n++;
+	if (v)
+		memcpy(buf, v, n);
+	buf[n] = '\0';
+}

@@ -1,0 +1,966 @@
+/*****************************************************************************\
+ *  priority_gpufair.c - priority/gpufair: fair share on decayed GPU-hours
+ *  per team, with the bait penalty, computed by the gpufair core.
+ *****************************************************************************
+ *  This shim only translates: Slurm's records and slurm.conf go in, the core
+ *  (libgpufair.so, include/gpufair/c_api.h) decides, and priorities, sprio
+ *  factors and sshare usage come back out. No policy is written here.
+ *
+ *  Locks each entry point runs under (Slurm 22.05, checked in its source):
+ *
+ *  init()      slurmctld main thread at start-up (controller.c, after
+ *              read_slurm_conf() and assoc_mgr_init()); no lock held. We
+ *              take { part READ } and { tres READ } briefly. Also loaded by
+ *              sshare/sprio (outside slurmctld): then we do nothing at all.
+ *  fini()      shutdown; no lock held. Stops our thread, saves the state.
+ *  priority_p_set()           job WRITE lock held (job submit / requeue
+ *              paths of job_mgr.c). We take assoc+qos READ, like multifactor.
+ *  priority_p_reconfig()      sometimes under the slurmctld config WRITE
+ *              lock (all of conf/job/node/part), sometimes under none: we
+ *              take no slurmctld lock here, only read slurm_conf.
+ *  priority_p_set_assoc_usage() assoc lock held by the caller
+ *              (assoc_mgr_get_shares, job_mgr QOS usage threshold).
+ *  priority_p_calc_fs_factor() pure; also called inside sshare.
+ *  priority_p_get_priority_factors_list() no lock held; we take
+ *              { job READ, node READ, part READ } like multifactor.
+ *  priority_p_job_end()       job WRITE lock held (acct_policy_job_fini);
+ *              we take assoc+qos WRITE to give back grp_used_tres_run_secs.
+ *  Our thread "gpufair": { job WRITE, part READ } then assoc
+ *              { assoc WRITE, qos READ, tres READ }, in that order
+ *              (slurmctld locks before assoc_mgr locks, as everywhere);
+ *              the state file is written after both are released.
+\*****************************************************************************/
+
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "slurm/slurm_errno.h"
+
+#include "src/common/assoc_mgr.h"
+#include "src/common/list.h"
+#include "src/common/log.h"
+#include "src/common/run_in_daemon.h"
+#include "src/common/slurm_priority.h"
+#include "src/common/xmalloc.h"
+#include "src/common/xstring.h"
+#include "src/slurmctld/locks.h"
+#include "src/slurmctld/slurmctld.h"
+
+#include "gpufair_slurm.h"
+
+/*
+ * slurmctld-only data. sshare and sprio dlopen this plugin too, where these
+ * symbols do not exist: weak references resolve to NULL there instead of
+ * failing the load. (Functions are bound lazily and never called outside
+ * slurmctld.)
+ */
+#pragma weak job_list
+#pragma weak last_job_update
+#pragma weak slurmctld_tres_cnt
+#pragma weak part_list
+#pragma weak default_part_loc
+
+GF_EXPORT const char plugin_name[] = "Priority gpufair plugin (GPU fair share, bait penalty)";
+GF_EXPORT const char plugin_type[] = "priority/gpufair";
+GF_EXPORT const uint32_t plugin_version = SLURM_VERSION_NUMBER;
+
+#define GF_STATE_FILE "gpufair.state"
+
+/* Everything the plugin keeps; one instance per process. */
+static struct {
+	gpufair_engine_t *engine;     /* NULL outside slurmctld */
+	int team_level;
+	uint16_t flags;               /* PriorityFlags */
+	char state_path[PATH_MAX];
+	char *billing_weights;        /* TRESBillingWeights given to the core */
+
+	/* Read on hot paths, rebuilt by the cycle: guarded by map_lock. */
+	pthread_rwlock_t map_lock;
+	gf_gpu_map_t gpus;
+	int32_t *team_of_assoc;       /* assoc id -> team id (-1 unknown) */
+	uint32_t team_of_assoc_len;
+	gpufair_team_report_t *reports; /* by team id, for sshare */
+	int32_t nreports;
+
+	/* The cycle thread. */
+	pthread_t thread;
+	bool thread_running;
+	pthread_mutex_t cycle_mutex;
+	pthread_cond_t cycle_cond;
+	bool shutdown;
+	time_t prev_cycle;            /* `now` of the previous cycle */
+} g = {
+	.team_level = 1,
+	.map_lock = PTHREAD_RWLOCK_INITIALIZER,
+	.cycle_mutex = PTHREAD_MUTEX_INITIALIZER,
+	.cycle_cond = PTHREAD_COND_INITIALIZER,
+};
+
+static int _reset_period(uint16_t p)
+{
+	switch (p) {
+	case PRIORITY_RESET_NOW: return GPUFAIR_RESET_NOW;
+	case PRIORITY_RESET_DAILY: return GPUFAIR_RESET_DAILY;
+	case PRIORITY_RESET_WEEKLY: return GPUFAIR_RESET_WEEKLY;
+	case PRIORITY_RESET_MONTHLY: return GPUFAIR_RESET_MONTHLY;
+	case PRIORITY_RESET_QUARTERLY: return GPUFAIR_RESET_QUARTERLY;
+	case PRIORITY_RESET_YEARLY: return GPUFAIR_RESET_YEARLY;
+	default: return GPUFAIR_RESET_NONE;
+	}
+}
+
+/* The standard Priority* keys, as Slurm parsed them from slurm.conf. */
+static void _knobs_from_conf(gpufair_knobs_t *k, const char *billing)
+{
+	memset(k, 0, sizeof(*k));
+	k->decay_half_life_s = slurm_conf.priority_decay_hl;
+	k->calc_period_s = slurm_conf.priority_calc_period;
+	k->max_age_s = slurm_conf.priority_max_age;
+	k->usage_reset_period = _reset_period(slurm_conf.priority_reset_period);
+	k->weight_age = slurm_conf.priority_weight_age;
+	k->weight_fairshare = slurm_conf.priority_weight_fs;
+	k->weight_job_size = slurm_conf.priority_weight_js;
+	k->weight_partition = slurm_conf.priority_weight_part;
+	k->weight_qos = slurm_conf.priority_weight_qos;
+	k->favor_small = slurm_conf.priority_favor_small ? 1 : 0;
+	k->tres_billing_weights = billing;
+	k->knobs_set = 1;
+}
+
+/* TRESBillingWeights of the default partition, else of the first partition
+ * that has one. Caller holds the part READ lock. Returns an xstrdup. */
+static int _first_billing(void *x, void *arg)
+{
+	part_record_t *part = x;
+	char **out = arg;
+
+	if (!*out && part->billing_weights_str && part->billing_weights_str[0])
+		*out = xstrdup(part->billing_weights_str);
+	return 0;
+}
+
+static char *_billing_weights_locked(void)
+{
+	char *w = NULL;
+
+	if (default_part_loc && default_part_loc->billing_weights_str &&
+	    default_part_loc->billing_weights_str[0])
+		return xstrdup(default_part_loc->billing_weights_str);
+	if (part_list)
+		list_for_each(part_list, _first_billing, &w);
+	return w;
+}
+
+/* Derived settings from the core's effective configuration; logs it. */
+static void _after_config(const char *why)
+{
+	char desc[8192], file[PATH_MAX];
+
+	if (gpufair_config_describe(g.engine, desc, sizeof(desc)) != GPUFAIR_OK)
+		desc[0] = '\0';
+	g.team_level = (int)gf_describe_long(desc, "team_level", 1);
+	gf_describe_str(desc, "state_file", file, sizeof(file));
+	if (file[0])
+		snprintf(g.state_path, sizeof(g.state_path), "%s", file);
+	else
+		snprintf(g.state_path, sizeof(g.state_path), "%s/%s",
+			 slurm_conf.state_save_location ?
+			 slurm_conf.state_save_location : ".",
+			 GF_STATE_FILE);
+	g.flags = slurm_conf.priority_flags;
+
+	for (char *p = desc; *p; p++)
+		if (*p == '\n')
+			*p = ' ';
+	info("%s: %s: core %s, state %s, config: %s", plugin_type, why,
+	     gpufair_version(), g.state_path, desc);
+	if (g.flags & ~(PRIORITY_FLAGS_ACCRUE_ALWAYS |
+			PRIORITY_FLAGS_CALCULATE_RUNNING |
+			PRIORITY_FLAGS_FAIR_TREE |
+			PRIORITY_FLAGS_DEPTH_OBLIVIOUS))
+		info("%s: PriorityFlags other than ACCRUE_ALWAYS and CALCULATE_RUNNING have no effect",
+		     plugin_type);
+}
+
+/* Load the state file; a corrupt one is kept aside and we start fresh. */
+static void _load_state(void)
+{
+	char err[1024];
+	struct stat st;
+	int rc;
+
+	if (stat(g.state_path, &st) < 0) {
+		if (errno == ENOENT)
+			info("%s: no state file %s, starting fresh",
+			     plugin_type, g.state_path);
+		else
+			error("%s: cannot stat state file %s: %m; starting fresh",
+			      plugin_type, g.state_path);
+		return;
+	}
+	rc = gpufair_state_load(g.engine, g.state_path, err, sizeof(err));
+	if (rc == GPUFAIR_OK) {
+		info("%s: loaded state from %s (%d teams)", plugin_type,
+		     g.state_path, gpufair_team_count(g.engine));
+	} else if (rc == GPUFAIR_ERR_STATE) {
+		char aside[PATH_MAX + 64];
+
+		snprintf(aside, sizeof(aside), "%s.corrupt-%ld", g.state_path,
+			 (long)time(NULL));
+		if (rename(g.state_path, aside) < 0)
+			error("%s: CORRUPT state file %s (%s) could not be renamed to %s: %m",
+			      plugin_type, g.state_path, err, aside);
+		else
+			error("%s: CORRUPT state file %s: %s. Kept as %s for inspection; STARTING WITH EMPTY USAGE AND PENALTIES",
+			      plugin_type, g.state_path, err, aside);
+	} else {
+		error("%s: cannot read state file %s: %s; starting fresh",
+		      plugin_type, g.state_path, err);
+	}
+}
+
+static void _save_state(void)
+{
+	char err[1024];
+
+	if (!g.engine)
+		return;
+	if (gpufair_state_save(g.engine, g.state_path, err, sizeof(err)) !=
+	    GPUFAIR_OK)
+		error("%s: saving state to %s failed: %s", plugin_type,
+		      g.state_path, err);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Team and GPU lookups                                                     */
+
+/* Team of an association, through the path below root. Caller holds the
+ * assoc READ lock. */
+static int32_t _team_of_assoc_locked(const slurmdb_assoc_rec_t *assoc)
+{
+	char path[GF_PATH_MAX];
+
+	if (!assoc || !gf_account_path(assoc, path, sizeof(path)))
+		return -1;
+	return gpufair_team_id(g.engine, path);
+}
+
+/* Team of a job. Cached by association id (rebuilt every cycle); a miss
+ * (an association newer than the last cycle) walks the account tree.
+ * Caller holds the assoc READ lock; map_lock is taken here. */
+static int32_t _job_team_locked(const job_record_t *job)
+{
+	int32_t team = -1;
+
+	pthread_rwlock_rdlock(&g.map_lock);
+	if (job->assoc_id < g.team_of_assoc_len)
+		team = g.team_of_assoc[job->assoc_id];
+	pthread_rwlock_unlock(&g.map_lock);
+	if (team >= 0)
+		return team;
+	if (job->assoc_ptr)
+		return _team_of_assoc_locked(job->assoc_ptr);
+	if (job->account && job->account[0]) {
+		/* No association (AccountingStorageEnforce without
+		 * associations): the account name is the path. */
+		char acct[GF_PATH_MAX];
+		size_t i;
+
+		for (i = 0; job->account[i] && i + 1 < sizeof(acct); i++)
+			acct[i] = (char)tolower((unsigned char)job->account[i]);
+		acct[i] = '\0';
+		return gpufair_team_id(g.engine, acct);
+	}
+	return -1;
+}
+
+static void _prio_input(gpufair_prio_input_t *in, const job_record_t *job,
+			int32_t team)
+{
+	memset(in, 0, sizeof(*in));
+	in->team = team;
+	pthread_rwlock_rdlock(&g.map_lock);
+	in->gpus = gf_job_gpus(&g.gpus, job);
+	pthread_rwlock_unlock(&g.map_lock);
+	in->eligible_time = gf_job_eligible(
+		job, g.flags & PRIORITY_FLAGS_ACCRUE_ALWAYS);
+	if (job->qos_ptr && job->qos_ptr->usage)
+		in->qos_norm = job->qos_ptr->usage->norm_priority;
+	if (job->part_ptr)
+		in->partition_norm = job->part_ptr->norm_priority;
+	if (in->qos_norm < 0 || in->qos_norm > 1 || in->qos_norm != in->qos_norm)
+		in->qos_norm = 0;
+	if (in->partition_norm < 0 || in->partition_norm > 1 ||
+	    in->partition_norm != in->partition_norm)
+		in->partition_norm = 0;
+	in->nice = job->details ? (int32_t)job->details->nice - NICE_OFFSET : 0;
+}
+
+/* Compute a pending job's priority and store the sprio breakdown. Caller
+ * holds the job WRITE lock and assoc/qos READ (or stronger). */
+static uint32_t _set_job_priority_locked(job_record_t *job, time_t now)
+{
+	gpufair_prio_input_t in;
+	gpufair_factors_t f;
+	uint32_t prio;
+	priority_factors_object_t *obj;
+
+	_prio_input(&in, job, _job_team_locked(job));
+	prio = gpufair_priority(g.engine, &in, now, &f);
+	if (!job->prio_factors)
+		job->prio_factors = xmalloc(sizeof(priority_factors_object_t));
+	obj = job->prio_factors;
+	obj->priority_age = f.w_age;
+	obj->priority_fs = f.w_fairshare;
+	obj->priority_js = f.w_job_size;
+	obj->priority_part = f.w_partition;
+	obj->priority_qos = f.w_qos;
+	obj->priority_assoc = 0;
+	obj->priority_site = 0;
+	obj->nice = job->details ? job->details->nice : NICE_OFFSET;
+	log_flag(PRIO, "%s: %pJ team=%d gpus=%.2f age=%.3f fs=%.3f (penalty %.2f) size=%.3f part=%.3f qos=%.3f nice=%d -> %u",
+		 plugin_type, job, in.team, in.gpus, f.age, f.fairshare,
+		 f.penalty, f.job_size, f.partition, f.qos, f.nice, prio);
+	return prio ? prio : 1;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The cycle                                                                */
+
+typedef struct {
+	time_t now;
+	time_t since;     /* jobs that ended at or after this are reported */
+	int running, pending, ended, reprioritised;
+} cycle_ctx_t;
+
+/* Associations -> teams and shares. Caller holds assoc READ (or WRITE). */
+static void _refresh_teams_locked(void)
+{
+	uint32_t max_id = 0, len;
+	int32_t *map;
+	ListIterator it;
+	slurmdb_assoc_rec_t *a;
+
+	if (!assoc_mgr_assoc_list)
+		return;
+	it = list_iterator_create(assoc_mgr_assoc_list);
+	while ((a = list_next(it)))
+		if (a->id > max_id)
+			max_id = a->id;
+	len = max_id + 1;
+	map = xcalloc(len, sizeof(int32_t));
+	for (uint32_t i = 0; i < len; i++)
+		map[i] = -1;
+
+	list_iterator_reset(it);
+	while ((a = list_next(it))) {
+		char path[GF_PATH_MAX];
+		int depth = gf_account_path(a, path, sizeof(path));
+		int32_t team;
+
+		if (!depth)
+			continue;
+		team = gpufair_team_id(g.engine, path);
+		map[a->id] = team;
+		/* Team shares come from the account association that is the
+		 * team (its depth is the team level, or less for a short
+		 * path). SLURMDB_FS_USE_PARENT and unset keep the default. */
+		if (!a->user && team >= 0 && depth <= g.team_level &&
+		    a->shares_raw != SLURMDB_FS_USE_PARENT &&
+		    a->shares_raw != NO_VAL && a->shares_raw != INFINITE)
+			gpufair_set_shares(g.engine, team, (double)a->shares_raw);
+	}
+	list_iterator_destroy(it);
+
+	pthread_rwlock_wrlock(&g.map_lock);
+	xfree(g.team_of_assoc);
+	g.team_of_assoc = map;
+	g.team_of_assoc_len = len;
+	pthread_rwlock_unlock(&g.map_lock);
+}
+
+/* GPU positions and billing weights; reconfigures the core when
+ * TRESBillingWeights changed. Caller holds part READ and tres READ. */
+static void _refresh_gpus_locked(void)
+{
+	char *w = _billing_weights_locked();
+
+	if (xstrcmp(w, g.billing_weights)) {
+		gpufair_knobs_t k;
+		char err[2048];
+
+		_knobs_from_conf(&k, w);
+		if (gpufair_engine_reconfigure(g.engine,
+					       slurm_conf.priority_params, &k,
+					       err, sizeof(err)) != GPUFAIR_OK) {
+			error("%s: TRESBillingWeights=%s rejected: %s; keeping the previous settings",
+			      plugin_type, w ? w : "", err);
+			xfree(w);
+			return;
+		}
+		info("%s: TRESBillingWeights now %s", plugin_type,
+		     w ? w : "(none)");
+		xfree(g.billing_weights);
+		g.billing_weights = w;
+	} else {
+		xfree(w);
+	}
+	pthread_rwlock_wrlock(&g.map_lock);
+	gf_gpu_map_build(&g.gpus, g.billing_weights);
+	pthread_rwlock_unlock(&g.map_lock);
+	if (g.gpus.gpu_pos >= 0 && assoc_mgr_tres_array &&
+	    assoc_mgr_tres_array[g.gpus.gpu_pos])
+		gpufair_set_cluster_gpus(
+			g.engine,
+			(double)assoc_mgr_tres_array[g.gpus.gpu_pos]->count);
+}
+
+static int _observe_job(void *x, void *arg)
+{
+	job_record_t *job = x;
+	cycle_ctx_t *ctx = arg;
+	gpufair_job_t j;
+
+	if (IS_JOB_REVOKED(job))
+		return 0;
+	/* A job that stopped since the last cycle (finished, cancelled,
+	 * preempted and requeued): charge it up to its end. Unknown ids are
+	 * ignored by the core, so no bookkeeping is needed here. */
+	if (!IS_JOB_RUNNING(job) && !IS_JOB_SUSPENDED(job) &&
+	    job->start_time && job->end_time && job->end_time >= ctx->since &&
+	    job->end_time >= job->start_time) {
+		time_t end = MIN(job->end_time, ctx->now);
+
+		gpufair_job_ended(g.engine, job->job_id, (int64_t)end);
+		ctx->ended++;
+	}
+
+	if (IS_JOB_RUNNING(job)) {
+		int32_t team = _job_team_locked(job);
+
+		if (team < 0)
+			return 0; /* no account: nothing to charge */
+		pthread_rwlock_rdlock(&g.map_lock);
+		gf_job_fill(&j, job, team, &g.gpus);
+		pthread_rwlock_unlock(&g.map_lock);
+		/* A resumed job is charged from its resume on. */
+		if (job->suspend_time > job->start_time)
+			j.start_time = (int64_t)job->suspend_time;
+		if (gpufair_observe_running(g.engine, &j) == GPUFAIR_OK)
+			ctx->running++;
+	} else if (IS_JOB_PENDING(job) && job->priority) {
+		int32_t team = _job_team_locked(job);
+
+		if (team < 0)
+			return 0;
+		pthread_rwlock_rdlock(&g.map_lock);
+		gf_job_fill(&j, job, team, &g.gpus);
+		pthread_rwlock_unlock(&g.map_lock);
+		j.eligible_time = gf_job_eligible(
+			job, g.flags & PRIORITY_FLAGS_ACCRUE_ALWAYS);
+		if (gpufair_observe_pending(g.engine, &j) == GPUFAIR_OK)
+			ctx->pending++;
+	}
+	return 0;
+}
+
+static int _reprioritise_job(void *x, void *arg)
+{
+	job_record_t *job = x;
+	cycle_ctx_t *ctx = arg;
+	uint32_t prio;
+
+	if (!IS_JOB_PENDING(job) || IS_JOB_REVOKED(job))
+		return 0;
+	/* 0 = held; direct_set_prio = set by an admin: leave both alone. */
+	if (!job->priority || job->direct_set_prio)
+		return 0;
+	prio = _set_job_priority_locked(job, ctx->now);
+	if (prio != job->priority) {
+		job->priority = prio;
+		ctx->reprioritised++;
+	}
+	return 0;
+}
+
+/*
+ * Team usage and fair share into the association records so `sshare -l`
+ * shows them: RawUsage = the team's decayed GPU-seconds, NormUsage = U/Utot,
+ * EffectvUsage chosen so that Slurm's own formula 2^(-EffectvUsage/NormShares)
+ * (which sshare evaluates through priority_p_calc_fs_factor) gives the
+ * team's *effective* fair share, penalty included; FairShare (fs_factor) is
+ * that value too. Caller holds assoc WRITE.
+ */
+static void _write_assoc_usage_locked(void)
+{
+	ListIterator it;
+	slurmdb_assoc_rec_t *a;
+
+	if (!assoc_mgr_assoc_list)
+		return;
+	it = list_iterator_create(assoc_mgr_assoc_list);
+	while ((a = list_next(it))) {
+		int32_t team = -1;
+		const gpufair_team_report_t *r;
+		long double eff;
+
+		if (!a->usage)
+			continue;
+		if (a->id < g.team_of_assoc_len)
+			team = g.team_of_assoc[a->id];
+		if (team < 0 || team >= g.nreports)
+			continue;
+		r = &g.reports[team];
+		a->usage->usage_raw = (long double)r->usage_gpu_s;
+		a->usage->usage_norm = (long double)r->usage_norm;
+		if (r->effective_fairshare > 0 && a->usage->shares_norm > 0)
+			eff = -log2l((long double)r->effective_fairshare) *
+			      (long double)a->usage->shares_norm;
+		else if (a->usage->shares_norm > 0)
+			eff = 64.0L * (long double)a->usage->shares_norm;
+		else
+			eff = (long double)r->usage_norm;
+		a->usage->usage_efctv = eff;
+		a->usage->fs_factor = r->effective_fairshare;
+		a->usage->level_fs = (long double)r->effective_fairshare;
+	}
+	list_iterator_destroy(it);
+}
+
+static void _collect_reports(time_t now)
+{
+	int32_t n = gpufair_team_count(g.engine);
+	gpufair_team_report_t *r = n > 0 ? xcalloc(n, sizeof(*r)) : NULL;
+
+	for (int32_t t = 0; t < n; t++)
+		gpufair_team_report(g.engine, t, (int64_t)now, &r[t]);
+	pthread_rwlock_wrlock(&g.map_lock);
+	xfree(g.reports);
+	g.reports = r;
+	g.nreports = n;
+	pthread_rwlock_unlock(&g.map_lock);
+	for (int32_t t = 0; t < n; t++)
+		log_flag(PRIO, "%s: team %s usage=%.1f GPU-h shares=%.3f fs=%.4f penalty=%.3f eff_fs=%.4f bait=%u in_team_preemptions=%u",
+			 plugin_type, r[t].name, r[t].usage_gpu_s / 3600.0,
+			 r[t].shares_norm, r[t].fairshare, r[t].penalty,
+			 r[t].effective_fairshare, r[t].bait_detections,
+			 r[t].in_team_preemptions);
+}
+
+static void _cycle(time_t now)
+{
+	slurmctld_lock_t job_write_lock = {
+		.job = WRITE_LOCK, .part = READ_LOCK };
+	assoc_mgr_lock_t locks = {
+		.assoc = WRITE_LOCK, .qos = READ_LOCK, .tres = READ_LOCK };
+	cycle_ctx_t ctx = { .now = now, .since = g.prev_cycle };
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	gpufair_cycle_begin(g.engine, (int64_t)now);
+
+	lock_slurmctld(job_write_lock);
+	assoc_mgr_lock(&locks);
+	_refresh_gpus_locked();
+	_refresh_teams_locked();
+	if (job_list)
+		list_for_each(job_list, _observe_job, &ctx);
+	gpufair_cycle_end(g.engine, (int64_t)now);
+	_collect_reports(now);
+	if (job_list)
+		list_for_each(job_list, _reprioritise_job, &ctx);
+	_write_assoc_usage_locked();
+	assoc_mgr_unlock(&locks);
+	if (ctx.reprioritised && &last_job_update)
+		last_job_update = now;
+	unlock_slurmctld(job_write_lock);
+
+	g.prev_cycle = now;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	log_flag(PRIO, "%s: cycle: %d running, %d pending, %d ended, %d re-prioritised, %d teams, %.3f ms under locks",
+		 plugin_type, ctx.running, ctx.pending, ctx.ended,
+		 ctx.reprioritised, gpufair_team_count(g.engine),
+		 (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+
+	/* Disk I/O outside every slurmctld lock. */
+	_save_state();
+}
+
+static void *_cycle_thread(void *arg)
+{
+	(void)arg;
+	/* Named like multifactor's "decay" so it shows in ps -L and top -H. */
+	pthread_setname_np(pthread_self(), "gpufair");
+
+	slurm_mutex_lock(&g.cycle_mutex);
+	while (!g.shutdown) {
+		struct timespec until;
+		int64_t period;
+
+		slurm_mutex_unlock(&g.cycle_mutex);
+		_cycle(time(NULL));
+		slurm_mutex_lock(&g.cycle_mutex);
+
+		period = gpufair_calc_period(g.engine);
+		if (period < 1)
+			period = 1;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += period;
+		if (!g.shutdown)
+			pthread_cond_timedwait(&g.cycle_cond, &g.cycle_mutex,
+					       &until);
+	}
+	slurm_mutex_unlock(&g.cycle_mutex);
+	return NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Plugin entry points (dispatch-table order of slurm_priority.c)          */
+
+extern GF_EXPORT int init(void)
+{
+	slurmctld_lock_t part_read_lock = { .part = READ_LOCK };
+	assoc_mgr_lock_t tres_read = { .tres = READ_LOCK };
+	gpufair_knobs_t k;
+	char err[4096];
+
+	/* sshare / sprio load us too: nothing to set up there, and above all
+	 * no state file to touch. */
+	if (!running_in_slurmctld()) {
+		debug("%s loaded outside slurmctld", plugin_type);
+		return SLURM_SUCCESS;
+	}
+
+	lock_slurmctld(part_read_lock);
+	g.billing_weights = _billing_weights_locked();
+	unlock_slurmctld(part_read_lock);
+
+	_knobs_from_conf(&k, g.billing_weights);
+	g.engine = gpufair_engine_new(slurm_conf.priority_params, &k, err,
+				      sizeof(err));
+	if (!g.engine) {
+		error("%s: invalid configuration (PriorityParameters=%s): %s",
+		      plugin_type,
+		      slurm_conf.priority_params ? slurm_conf.priority_params
+						 : "",
+		      err);
+		fatal("%s: refusing to start with an invalid configuration",
+		      plugin_type);
+	}
+	_after_config("init");
+
+	assoc_mgr_lock(&tres_read);
+	gf_gpu_map_build(&g.gpus, g.billing_weights);
+	assoc_mgr_unlock(&tres_read);
+	if (g.gpus.gpu_pos < 0)
+		info("%s: no gres/gpu TRES (add it to AccountingStorageTRES); every job costs 0 GPU-hours",
+		     plugin_type);
+
+	_load_state();
+	gpufair_global_set(g.engine);
+
+	g.shutdown = false;
+	if (pthread_create(&g.thread, NULL, _cycle_thread, NULL))
+		fatal("%s: cannot create the gpufair thread: %m", plugin_type);
+	g.thread_running = true;
+
+	debug("%s loaded", plugin_name);
+	return SLURM_SUCCESS;
+}
+
+extern GF_EXPORT int fini(void)
+{
+	if (!g.engine)
+		return SLURM_SUCCESS;
+
+	slurm_mutex_lock(&g.cycle_mutex);
+	g.shutdown = true;
+	pthread_cond_broadcast(&g.cycle_cond);
+	slurm_mutex_unlock(&g.cycle_mutex);
+	if (g.thread_running) {
+		pthread_join(g.thread, NULL);
+		g.thread_running = false;
+	}
+
+	_save_state();
+	/* preempt/gpufair is stopped by now (slurmctld ends its scheduler
+	 * threads before unloading plugins); it sees NULL from here on. */
+	gpufair_global_set(NULL);
+	gpufair_engine_free(g.engine);
+	g.engine = NULL;
+
+	pthread_rwlock_wrlock(&g.map_lock);
+	xfree(g.team_of_assoc);
+	g.team_of_assoc_len = 0;
+	xfree(g.reports);
+	g.nreports = 0;
+	pthread_rwlock_unlock(&g.map_lock);
+	xfree(g.billing_weights);
+	return SLURM_SUCCESS;
+}
+
+/* Hot path at submit: reads the team factors cached by the last cycle. */
+extern GF_EXPORT uint32_t priority_p_set(uint32_t last_prio, job_record_t *job_ptr)
+{
+	assoc_mgr_lock_t locks = { .assoc = READ_LOCK, .qos = READ_LOCK };
+	uint32_t prio;
+
+	if (job_ptr->direct_set_prio && (job_ptr->priority > 1))
+		return job_ptr->priority;
+	if (!g.engine)
+		return (last_prio >= 2) ? last_prio - 1 : 1;
+
+	assoc_mgr_lock(&locks);
+	prio = _set_job_priority_locked(job_ptr, time(NULL));
+	assoc_mgr_unlock(&locks);
+
+	debug2("%s: initial priority for %pJ is %u", plugin_type, job_ptr, prio);
+	return prio;
+}
+
+extern GF_EXPORT void priority_p_reconfig(bool assoc_clear)
+{
+	gpufair_knobs_t k;
+	char err[4096];
+
+	(void)assoc_clear;
+	if (!g.engine)
+		return;
+	_knobs_from_conf(&k, g.billing_weights);
+	if (gpufair_engine_reconfigure(g.engine, slurm_conf.priority_params, &k,
+				       err, sizeof(err)) != GPUFAIR_OK) {
+		error("%s: reconfigure rejected (PriorityParameters=%s): %s; keeping the previous settings",
+		      plugin_type,
+		      slurm_conf.priority_params ? slurm_conf.priority_params
+						 : "",
+		      err);
+		return;
+	}
+	_after_config("reconfigured");
+	/* Recompute now rather than at the end of the old period. */
+	slurm_mutex_lock(&g.cycle_mutex);
+	pthread_cond_broadcast(&g.cycle_cond);
+	slurm_mutex_unlock(&g.cycle_mutex);
+}
+
+/* An association's usage as the team's (see _write_assoc_usage_locked). */
+extern GF_EXPORT void priority_p_set_assoc_usage(slurmdb_assoc_rec_t *assoc)
+{
+	int32_t team = -1;
+
+	if (!assoc || !assoc->usage)
+		return;
+	pthread_rwlock_rdlock(&g.map_lock);
+	if (assoc->id < g.team_of_assoc_len)
+		team = g.team_of_assoc[assoc->id];
+	if (team >= 0 && team < g.nreports) {
+		const gpufair_team_report_t *r = &g.reports[team];
+
+		assoc->usage->usage_norm = (long double)r->usage_norm;
+		if (r->effective_fairshare > 0 && assoc->usage->shares_norm > 0)
+			assoc->usage->usage_efctv =
+				-log2l((long double)r->effective_fairshare) *
+				(long double)assoc->usage->shares_norm;
+		else
+			assoc->usage->usage_efctv = (long double)r->usage_norm;
+		assoc->usage->fs_factor = r->effective_fairshare;
+	} else {
+		assoc->usage->usage_norm = 0;
+		assoc->usage->usage_efctv = 0;
+	}
+	pthread_rwlock_unlock(&g.map_lock);
+}
+
+/* Slurm's classic formula; with the EffectvUsage we publish it yields the
+ * team's effective (penalised) fair share. Pure: sshare calls it too. */
+extern GF_EXPORT double priority_p_calc_fs_factor(long double usage_efctv,
+					long double shares_norm)
+{
+	if (usage_efctv != usage_efctv || usage_efctv < 0 ||
+	    fabsl(usage_efctv - (long double)NO_VAL) < 1e-6L)
+		return 0.0;
+	if (shares_norm <= 0 || shares_norm != shares_norm ||
+	    fabsl(shares_norm - (long double)NO_VAL) < 1e-6L)
+		return 0.0;
+	return (double)powl(2.0L, -(usage_efctv / shares_norm));
+}
+
+typedef struct {
+	priority_factors_request_msg_t *req;
+	uid_t uid;
+	List parts;    /* partition filter, NULL = all */
+	List out;
+	time_t now;
+} factors_ctx_t;
+
+static int _find_ptr(void *x, void *key)
+{
+	return x == key;
+}
+
+static int _find_u32(void *x, void *key)
+{
+	return *(uint32_t *)x == *(uint32_t *)key;
+}
+
+static void _append_factors(factors_ctx_t *ctx, job_record_t *job,
+			    part_record_t *part)
+{
+	priority_factors_object_t *obj;
+
+	if (ctx->parts && !list_find_first(ctx->parts, _find_ptr, part))
+		return;
+	obj = xmalloc(sizeof(*obj));
+	if (job->direct_set_prio)
+		obj->direct_prio = job->priority;
+	else if (job->prio_factors)
+		*obj = *job->prio_factors;
+	obj->priority_tres = NULL;
+	obj->tres_names = NULL;
+	obj->tres_weights = NULL;
+	obj->tres_cnt = 0;
+	obj->cluster_name = NULL;
+	obj->job_id = job->job_id;
+	obj->partition = part->name;
+	obj->user_id = job->user_id;
+	list_append(ctx->out, obj);
+}
+
+static int _factors_of_job(void *x, void *arg)
+{
+	job_record_t *job = x;
+	factors_ctx_t *ctx = arg;
+	time_t use_time;
+
+	if (!(g.flags & PRIORITY_FLAGS_CALCULATE_RUNNING) &&
+	    !IS_JOB_PENDING(job))
+		return 0;
+	if (IS_JOB_REVOKED(job) || !job->priority || !job->details)
+		return 0;
+	use_time = (g.flags & PRIORITY_FLAGS_ACCRUE_ALWAYS) ?
+		job->details->submit_time : job->details->begin_time;
+	if (!use_time || use_time > ctx->now)
+		return 0;
+	if (ctx->req->job_id_list &&
+	    !list_find_first(ctx->req->job_id_list, _find_u32, &job->job_id))
+		return 0;
+	if (ctx->req->uid_list &&
+	    !list_find_first(ctx->req->uid_list, _find_u32, &job->user_id))
+		return 0;
+	if ((slurm_conf.private_data & PRIVATE_DATA_JOBS) &&
+	    job->user_id != ctx->uid && !validate_operator(ctx->uid))
+		return 0;
+
+	if (job->part_ptr_list) {
+		ListIterator it = list_iterator_create(job->part_ptr_list);
+		part_record_t *p;
+
+		while ((p = list_next(it)))
+			_append_factors(ctx, job, p);
+		list_iterator_destroy(it);
+	} else if (job->part_ptr) {
+		_append_factors(ctx, job, job->part_ptr);
+	}
+	return 0;
+}
+
+extern GF_EXPORT List priority_p_get_priority_factors_list(
+	priority_factors_request_msg_t *req_msg, uid_t uid)
+{
+	slurmctld_lock_t job_read_lock = {
+		.job = READ_LOCK, .node = READ_LOCK, .part = READ_LOCK };
+	factors_ctx_t ctx = { .req = req_msg, .uid = uid, .now = time(NULL) };
+
+	if (!req_msg || !job_list)
+		return NULL;
+
+	lock_slurmctld(job_read_lock);
+	if (req_msg->partitions) {
+		char *names = xstrdup(req_msg->partitions), *save = NULL;
+
+		ctx.parts = list_create(NULL);
+		for (char *tok = strtok_r(names, ",", &save); tok;
+		     tok = strtok_r(NULL, ",", &save)) {
+			part_record_t *p = find_part_record(tok);
+
+			if (p)
+				list_append(ctx.parts, p);
+		}
+		xfree(names);
+	}
+	ctx.out = list_create(slurm_destroy_priority_factors_object);
+	list_for_each(job_list, _factors_of_job, &ctx);
+	unlock_slurmctld(job_read_lock);
+	FREE_NULL_LIST(ctx.parts);
+	if (!list_count(ctx.out))
+		FREE_NULL_LIST(ctx.out);
+	return ctx.out;
+}
+
+/*
+ * A job ended (acct_policy_job_fini; only with AccountingStorageEnforce
+ * including "limits"). Charge it up to its end now rather than at the next
+ * cycle, and give back the unused grp_used_tres_run_secs that
+ * acct_policy_job_begin reserved (time limit x TRES), as priority/basic
+ * does, since we never decay those counters ourselves.
+ *
+ * Preemptions are NOT recorded here: preempt/gpufair records them at the
+ * grace-time query (see preempt_gpufair.c), which fires in every mode and
+ * knows the preemptor. Here we only log them.
+ */
+extern GF_EXPORT void priority_p_job_end(job_record_t *job_ptr)
+{
+	assoc_mgr_lock_t locks = { .assoc = WRITE_LOCK, .qos = WRITE_LOCK };
+	uint64_t limit_s;
+	int tres_cnt = &slurmctld_tres_cnt ? slurmctld_tres_cnt : 0;
+
+	if (!g.engine || !job_ptr)
+		return;
+	log_flag(PRIO, "%s: %pJ ended at %ld%s", plugin_type, job_ptr,
+		 (long)job_ptr->end_time,
+		 job_ptr->preempt_time ? " (preempted)" : "");
+	gpufair_job_ended(g.engine, job_ptr->job_id,
+			  (int64_t)(job_ptr->end_time ? job_ptr->end_time
+						      : time(NULL)));
+
+	if (!job_ptr->tres_alloc_cnt || !tres_cnt)
+		return;
+	limit_s = (job_ptr->time_limit == INFINITE ||
+		   job_ptr->time_limit == NO_VAL) ?
+		0 : (uint64_t)job_ptr->time_limit * 60;
+	if (!limit_s)
+		return;
+
+	assoc_mgr_lock(&locks);
+	for (int i = 0; i < tres_cnt; i++) {
+		uint64_t give;
+
+		if (job_ptr->tres_alloc_cnt[i] == NO_CONSUME_VAL64)
+			continue;
+		give = job_ptr->tres_alloc_cnt[i] * limit_s;
+		if (job_ptr->qos_ptr && job_ptr->qos_ptr->usage &&
+		    job_ptr->qos_ptr->usage->grp_used_tres_run_secs) {
+			uint64_t *u = &job_ptr->qos_ptr->usage
+					       ->grp_used_tres_run_secs[i];
+			*u = (give > *u) ? 0 : *u - give;
+		}
+		for (slurmdb_assoc_rec_t *a = job_ptr->assoc_ptr;
+		     a && a->usage; a = a->usage->parent_assoc_ptr) {
+			uint64_t *u;
+
+			if (!a->usage->grp_used_tres_run_secs)
+				continue;
+			u = &a->usage->grp_used_tres_run_secs[i];
+			*u = (give > *u) ? 0 : *u - give;
+		}
+	}
+	assoc_mgr_unlock(&locks);
+}
