@@ -301,7 +301,10 @@ static void _prio_input(gpufair_prio_input_t *in, const job_record_t *job,
 	if (in->partition_norm < 0 || in->partition_norm > 1 ||
 	    in->partition_norm != in->partition_norm)
 		in->partition_norm = 0;
-	in->nice = job->details ? (int32_t)job->details->nice - NICE_OFFSET : 0;
+	/* details->nice is stored with NICE_OFFSET added (uint32). */
+	in->nice = job->details ?
+		(int32_t)((int64_t)job->details->nice - (int64_t)NICE_OFFSET) :
+		0;
 }
 
 /* Compute a pending job's priority and store the sprio breakdown. Caller
@@ -324,7 +327,7 @@ static uint32_t _set_job_priority_locked(job_record_t *job, time_t now)
 	obj->priority_part = f.w_partition;
 	obj->priority_qos = f.w_qos;
 	obj->priority_assoc = 0;
-	obj->priority_site = 0;
+	obj->priority_site = NICE_OFFSET; /* sprio shows site - NICE_OFFSET: 0 */
 	obj->nice = job->details ? job->details->nice : NICE_OFFSET;
 	log_flag(PRIO, "%s: %pJ team=%d gpus=%.2f age=%.3f fs=%.3f (penalty %.2f) size=%.3f part=%.3f qos=%.3f nice=%d -> %u",
 		 plugin_type, job, in.team, in.gpus, f.age, f.fairshare,
@@ -504,8 +507,17 @@ static void _write_assoc_usage_locked(void)
 	ListIterator it;
 	slurmdb_assoc_rec_t *a;
 
+	long double total = 0;
+
 	if (!assoc_mgr_assoc_list)
 		return;
+	for (int32_t t = 0; t < g.nreports; t++)
+		total += (long double)g.reports[t].usage_gpu_s;
+	if (assoc_mgr_root_assoc && assoc_mgr_root_assoc->usage) {
+		assoc_mgr_root_assoc->usage->usage_raw = total;
+		assoc_mgr_root_assoc->usage->usage_norm = 1.0L;
+		assoc_mgr_root_assoc->usage->usage_efctv = 1.0L;
+	}
 	it = list_iterator_create(assoc_mgr_assoc_list);
 	while ((a = list_next(it))) {
 		int32_t team = -1;
@@ -528,7 +540,7 @@ static void _write_assoc_usage_locked(void)
 			eff = 64.0L * (long double)a->usage->shares_norm;
 		else
 			eff = (long double)r->usage_norm;
-		a->usage->usage_efctv = eff;
+		a->usage->usage_efctv = (eff > 0) ? eff : 0; /* never -0 */
 		a->usage->fs_factor = r->effective_fairshare;
 		a->usage->level_fs = (long double)r->effective_fairshare;
 	}
@@ -771,6 +783,8 @@ extern GF_EXPORT void priority_p_set_assoc_usage(slurmdb_assoc_rec_t *assoc)
 				(long double)assoc->usage->shares_norm;
 		else
 			assoc->usage->usage_efctv = (long double)r->usage_norm;
+		if (!(assoc->usage->usage_efctv > 0))
+			assoc->usage->usage_efctv = 0; /* never -0 */
 		assoc->usage->fs_factor = r->effective_fairshare;
 	} else {
 		assoc->usage->usage_norm = 0;
