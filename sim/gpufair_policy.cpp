@@ -1,0 +1,75 @@
+#include <stdexcept>
+
+#include "policies.h"
+
+namespace gpufair::sim {
+
+GpufairPolicy::GpufairPolicy(const Config& config) : engine_(config), team_level_(config.team_level) {}
+
+void GpufairPolicy::add_account(std::int32_t account, const std::string& path, std::int32_t team,
+                                double shares) {
+  const TeamId tid = engine_.team_for_account(path);
+  // The simulator groups its metrics by its own roll-up; if the engine ever
+  // disagreed, every per-team figure would silently be wrong.
+  const auto expected = team_of_account(path, team_level_);
+  if (tid < 0 || engine_.team_name(tid) != expected)
+    throw std::runtime_error("gpufair engine put account '" + path + "' in team '" +
+                             (tid < 0 ? std::string("?") : engine_.team_name(tid)) +
+                             "', the simulator expected '" + expected + "'");
+  if (account >= static_cast<std::int32_t>(account_team_.size()))
+    account_team_.resize(static_cast<size_t>(account) + 1, -1);
+  account_team_[static_cast<size_t>(account)] = tid;
+  if (team >= static_cast<std::int32_t>(team_map_.size())) team_map_.resize(static_cast<size_t>(team) + 1, -1);
+  if (team_map_[static_cast<size_t>(team)] < 0) {
+    team_map_[static_cast<size_t>(team)] = tid;
+    engine_.set_shares(tid, shares);
+  }
+}
+
+JobRef GpufairPolicy::ref(const SimJob& job) const {
+  JobRef r;
+  r.id = job.id;
+  r.team = account_team_[static_cast<size_t>(job.account)];
+  r.user = static_cast<std::uint32_t>(job.user);
+  r.rank = job.rank;
+  r.gpus = job.gpus;
+  r.submit = job.submit + kEpoch;
+  r.eligible = job.eligible + kEpoch;
+  r.start = job.state == JobState::kRunning ? job.start + kEpoch : 0;
+  return r;
+}
+
+std::uint64_t GpufairPolicy::priority(const SimJob& job, TimePoint now) const {
+  PriorityInput in;
+  in.team = account_team_[static_cast<size_t>(job.account)];
+  in.gpus = job.gpus;
+  in.eligible = job.eligible + kEpoch;
+  in.qos_norm = job.rank > 0 ? 1.0 : 0.0;
+  return engine_.priority(in, now + kEpoch).priority;
+}
+
+PreemptVerdict GpufairPolicy::allow_preemption(const SimJob& preemptor, const SimJob& victim,
+                                               TimePoint now) const {
+  const auto check = engine_.allow_preemption(ref(preemptor), ref(victim), now + kEpoch);
+  // The simulator only offers same-team victims, so a refusal here is the
+  // bait rule blocking the jump.
+  return {check.allowed, !check.allowed && preemptor.team == victim.team, check.reason};
+}
+
+RecordedPreemption GpufairPolicy::record_preemption(const SimJob& preemptor, const SimJob& victim,
+                                                    TimePoint now) {
+  const auto d = engine_.record_preemption(ref(preemptor), ref(victim), now + kEpoch);
+  return {d.bait, d.score, d.penalty_added, d.reason};
+}
+
+PolicyTeamState GpufairPolicy::team_state(std::int32_t team, TimePoint now) const {
+  PolicyTeamState s;
+  if (team >= static_cast<std::int32_t>(team_map_.size()) || team_map_[static_cast<size_t>(team)] < 0) return s;
+  const auto r = engine_.team_report(team_map_[static_cast<size_t>(team)], now + kEpoch);
+  s.penalty = r.penalty;
+  s.bait_detections = r.bait_detections;
+  s.fairshare = r.effective_fairshare;
+  return s;
+}
+
+}  // namespace gpufair::sim

@@ -1,0 +1,74 @@
+// What one simulated run measured: the figures behind the table, the JSON
+// and the charts. Everything here is deterministic for a given input and
+// seed except wall_seconds.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpufair/time.h"
+
+namespace gpufair::sim {
+
+struct TeamResult {
+  std::string name;
+  double shares = 0;
+  double share = 0;             // configured: shares / total shares
+  std::uint64_t jobs = 0;       // submitted
+  std::uint64_t started = 0, completed = 0, never_started = 0;
+  double gpu_hours = 0;         // delivered inside the measurement window
+  double gpu_hour_share = 0;    // of all teams' GPU-hours in the window
+  std::vector<Seconds> waits;       // every job, sorted; unstarted jobs count to the end
+  std::vector<Seconds> high_waits;  // qos=high only, sorted
+  std::uint64_t preemptions_caused = 0, preemptions_suffered = 0;
+  std::uint64_t preemptions_refused = 0;  // attempts the policy refused as bait
+  std::uint64_t bait_detections = 0;
+  double penalty = 0;
+  double fairshare = 0;         // effective factor at the end (multifactor, gpufair)
+  std::vector<double> usage_series;  // GPU-seconds per series bucket
+};
+
+struct DetectorScore {
+  std::uint64_t true_positive = 0, false_positive = 0, false_negative = 0, true_negative = 0;
+  double precision() const {
+    const auto d = true_positive + false_positive;
+    return d ? static_cast<double>(true_positive) / static_cast<double>(d) : 1.0;
+  }
+  double recall() const {
+    const auto d = true_positive + false_negative;
+    return d ? static_cast<double>(true_positive) / static_cast<double>(d) : 1.0;
+  }
+};
+
+struct RunResult {
+  std::string policy;
+  std::vector<TeamResult> teams;  // sorted by name
+  double jain_index = 0;
+  double utilization = 0;
+  std::string gaming_team;                  // "" = none
+  std::optional<double> gaming_advantage;   // needs a gaming team with high jobs
+  double gaming_high_wait_p50 = 0, others_wait_p50 = 0;
+  std::optional<DetectorScore> detector;    // only when labelled jobs were judged
+  TimePoint measure_from = 0, end = 0;
+  double sim_seconds = 0;     // simulated time span of the run
+  double wall_seconds = 0;    // host time the run took (not deterministic)
+  std::uint64_t jobs = 0, events = 0, preemptions = 0, rejected_jobs = 0, skipped_rows = 0;
+  std::uint64_t cycles = 0;
+  Seconds series_bucket = 0;  // width of a usage_series bucket
+  std::int32_t cluster_gpus = 0;
+};
+
+// Nearest-rank percentile of a sorted vector; -1 when empty.
+inline double percentile(const std::vector<Seconds>& sorted, double p) {
+  if (sorted.empty()) return -1;
+  // ceil(p% of n), computed so that exact products (50% of 4 = 2) stay exact.
+  auto rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size()) - 1e-9));
+  if (rank < 1) rank = 1;
+  if (rank > sorted.size()) rank = sorted.size();
+  return static_cast<double>(sorted[rank - 1]);
+}
+
+}  // namespace gpufair::sim

@@ -1,0 +1,78 @@
+// The scheduling policy the simulator asks for priorities and preemption
+// verdicts. Three implementations:
+//   fifo         the original situation: global FIFO by submit time, in-team
+//                preemption always allowed (preempt/qos with a same-team rule)
+//   multifactor  a model of Slurm's classic fair-share priority/multifactor
+//   gpufair      gpufair::Engine itself, driven as the Slurm plugins drive it
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "gpufair/config.h"
+#include "job_spec.h"
+#include "sim_job.h"
+
+namespace gpufair::sim {
+
+struct PreemptVerdict {
+  bool allowed = true;
+  bool judged_bait = false;  // refused because the victim looks like bait
+  std::string reason;
+};
+
+struct RecordedPreemption {
+  bool bait = false;
+  double score = 0;
+  double penalty_added = 0;
+  std::string reason;
+};
+
+struct PolicyTeamState {
+  double penalty = 0;
+  std::uint32_t bait_detections = 0;
+  double fairshare = 0;
+};
+
+class SchedPolicy {
+ public:
+  virtual ~SchedPolicy() = default;
+  virtual std::string name() const = 0;
+
+  // A new account (full path) of team `team` was seen; its team's shares.
+  virtual void add_account(std::int32_t account, const std::string& path, std::int32_t team,
+                           double shares) = 0;
+  virtual void set_cluster_gpus(double gpus) = 0;
+
+  // False when the queue order never changes after submit (fifo): the
+  // simulator then skips the per-cycle re-sort.
+  virtual bool priorities_change() const = 0;
+
+  // The periodic cycle (every calc_period).
+  virtual void begin_cycle(TimePoint now) = 0;
+  virtual void observe_running(const SimJob& job, TimePoint now) = 0;
+  virtual void observe_pending(const SimJob& job) = 0;
+  virtual void end_cycle(TimePoint now) = 0;
+  virtual void job_ended(const SimJob& job, TimePoint end) = 0;
+
+  // Higher runs first; ties go to the earlier submit.
+  virtual std::uint64_t priority(const SimJob& job, TimePoint now) const = 0;
+
+  virtual PreemptVerdict allow_preemption(const SimJob& preemptor, const SimJob& victim,
+                                          TimePoint now) const = 0;
+  virtual RecordedPreemption record_preemption(const SimJob& preemptor, const SimJob& victim,
+                                               TimePoint now) = 0;
+
+  virtual PolicyTeamState team_state(std::int32_t team, TimePoint now) const = 0;
+};
+
+// policy: "fifo", "multifactor" or "gpufair". Throws std::invalid_argument
+// for an unknown name.
+std::unique_ptr<SchedPolicy> make_policy(const std::string& policy, const Config& config);
+
+// The team an account path belongs to: its first `level` components (the
+// design's roll-up rule; the gpufair policy checks that the engine agrees).
+std::string team_of_account(const std::string& path, int level);
+
+}  // namespace gpufair::sim

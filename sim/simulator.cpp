@@ -1,0 +1,654 @@
+#include "simulator.h"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <queue>
+#include <set>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "gpu_pool.h"
+#include "sched_policy.h"
+#include "sim_job.h"
+
+namespace gpufair::sim {
+namespace {
+
+constexpr TimePoint kNever = std::numeric_limits<TimePoint>::max();
+constexpr size_t kSeriesBuckets = 96;
+constexpr int kMaxRank = kRankHigh;
+
+// Queue order: higher priority first, then earlier submit, then lower id.
+struct PendKey {
+  std::uint64_t priority;
+  TimePoint submit;
+  JobId id;
+  std::uint32_t slot;
+  bool operator<(const PendKey& o) const {
+    if (priority != o.priority) return priority > o.priority;
+    if (submit != o.submit) return submit < o.submit;
+    return id < o.id;
+  }
+};
+
+// Victim order inside a team and rank: youngest first (the least work lost).
+struct RunKey {
+  TimePoint start;
+  JobId id;
+  std::uint32_t slot;
+  bool operator<(const RunKey& o) const {
+    if (start != o.start) return start > o.start;
+    return id < o.id;
+  }
+};
+
+struct EndEvent {
+  TimePoint time;
+  std::uint64_t seq;
+  std::uint32_t slot, generation;
+  bool operator>(const EndEvent& o) const { return time != o.time ? time > o.time : seq > o.seq; }
+};
+
+struct TeamRun {
+  TeamResult result;
+  std::array<std::set<RunKey>, kMaxRank + 1> running;  // by rank, victims first
+  std::array<std::int64_t, kMaxRank + 1> running_gpus{};
+  std::uint64_t changes = 0;  // bumped when the team's running set changes
+  std::uint64_t bait_labels = 0;
+};
+
+class Simulator {
+ public:
+  Simulator(Workload& workload, const std::string& policy, const Config& config,
+            const SimOptions& options)
+      : workload_(workload),
+        config_(config),
+        options_(options),
+        policy_(make_policy(policy, config)),
+        pool_(options.gpus, options.gpus_per_node) {
+    if (options_.backfill_interval <= 0) throw std::invalid_argument("backfill interval must be > 0");
+    policy_->set_cluster_gpus(options_.gpus);
+    series_width_ = options_.horizon > 0
+                        ? std::max<Seconds>(1, (options_.horizon + kSeriesBuckets - 1) / kSeriesBuckets)
+                        : 3600;
+    result_.policy = policy_->name();
+    judges_bait_ = result_.policy == "gpufair";
+    result_.cluster_gpus = options_.gpus;
+    result_.measure_from = options_.measure_from;
+  }
+
+  RunResult run();
+
+ private:
+  // Input.
+  bool fetch_next_spec();
+  std::int32_t team_for_account(std::int32_t account);
+  void submit(const JobSpec& spec, TimePoint now);
+
+  // Job life.
+  void enqueue(std::uint32_t slot);
+  void dequeue(std::uint32_t slot);
+  void start(std::uint32_t slot, TimePoint now, const std::vector<NodeShare>* placed);
+  void stop(std::uint32_t slot, TimePoint now, bool completed);
+  void free_slot(std::uint32_t slot);
+
+  // Scheduling.
+  void cycle(TimePoint now);
+  void schedule(TimePoint now);
+  void main_pass(TimePoint now);
+  void preemption_pass(TimePoint now);
+  bool try_preempt(std::uint32_t slot, TimePoint now);
+  void backfill(TimePoint now);
+
+  // Metrics.
+  void account_usage(const SimJob& job, TimePoint from, TimePoint to);
+  void widen_series_to(TimePoint t);
+  void tally_detector(const SimJob& job);
+  void finish(TimePoint end);
+
+  SimJob& job(std::uint32_t slot) { return jobs_[slot]; }
+  TeamRun& team(std::int32_t t) { return teams_[static_cast<size_t>(t)]; }
+
+  Workload& workload_;
+  Config config_;
+  SimOptions options_;
+  std::unique_ptr<SchedPolicy> policy_;
+  GpuPool pool_;
+  RunResult result_;
+
+  std::vector<SimJob> jobs_;  // slots; active jobs only, reused via free list
+  std::vector<std::uint32_t> free_slots_;
+  std::set<PendKey> pending_;
+  std::set<PendKey> preemptors_;  // pending jobs of rank > low
+  std::set<std::pair<TimePoint, std::uint32_t>> running_by_end_;
+  std::priority_queue<EndEvent, std::vector<EndEvent>, std::greater<>> ends_;
+  std::uint64_t seq_ = 0;
+  JobId next_id_ = 1;
+
+  std::vector<TeamRun> teams_;
+  std::map<std::string, std::int32_t> team_index_;
+  std::vector<std::int32_t> account_team_;
+
+  JobSpec spec_;
+  bool have_spec_ = false;
+  TimePoint last_submit_ = 0;
+  bool changed_ = true;  // anything started/stopped/arrived since the last backfill
+  TimePoint next_backfill_ = 0;
+  std::uint64_t cycles_ = 0;
+  Seconds series_width_;
+  DetectorScore detector_;
+  bool detector_labelled_ = false;
+  bool judges_bait_ = false;  // the policy has a bait detector to score
+  std::vector<NodeShare> scratch_placement_;
+};
+
+bool Simulator::fetch_next_spec() {
+  have_spec_ = workload_.source->next(spec_);
+  if (have_spec_ && spec_.submit < last_submit_)
+    throw SourceError{"jobs are not in submit order (" + std::to_string(spec_.submit) + " after " +
+                      std::to_string(last_submit_) + ")"};
+  if (have_spec_) last_submit_ = spec_.submit;
+  return have_spec_;
+}
+
+std::int32_t Simulator::team_for_account(std::int32_t account) {
+  if (account < static_cast<std::int32_t>(account_team_.size()) && account_team_[static_cast<size_t>(account)] >= 0)
+    return account_team_[static_cast<size_t>(account)];
+  const auto& path = workload_.accounts.name(account);
+  const auto name = team_of_account(path, config_.team_level);
+  auto [it, added] = team_index_.try_emplace(name, static_cast<std::int32_t>(teams_.size()));
+  if (added) {
+    teams_.emplace_back();
+    auto& r = teams_.back().result;
+    r.name = name;
+    const auto s = workload_.shares.find(name);
+    r.shares = s != workload_.shares.end() ? s->second : config_.default_shares;
+  }
+  const auto t = it->second;
+  if (account >= static_cast<std::int32_t>(account_team_.size())) account_team_.resize(static_cast<size_t>(account) + 1, -1);
+  account_team_[static_cast<size_t>(account)] = t;
+  policy_->add_account(account, path, t, team(t).result.shares);
+  return t;
+}
+
+void Simulator::submit(const JobSpec& spec, TimePoint now) {
+  const auto t = team_for_account(spec.account);
+  auto& tr = team(t);
+  ++result_.jobs;
+  const auto held = pool_.held_gpus(spec.gpus);
+  if (held > pool_.total()) {  // could never run here: Slurm rejects it at submit
+    ++result_.rejected_jobs;
+    return;
+  }
+  ++tr.result.jobs;
+  if (spec.label == Label::kBait) ++tr.bait_labels;
+  std::uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    slot = static_cast<std::uint32_t>(jobs_.size());
+    jobs_.emplace_back();
+  }
+  auto& j = job(slot);
+  j = SimJob{};
+  j.id = next_id_++;
+  j.account = spec.account;
+  j.user = spec.user;
+  j.team = t;
+  j.gpus = held;
+  j.runtime = spec.runtime;
+  j.rank = std::clamp(spec.rank, 0, kMaxRank);
+  j.label = spec.label;
+  j.submit = j.eligible = now;
+  j.priority = policy_->priority(j, now);  // priority_p_set at submit
+  enqueue(slot);
+  changed_ = true;
+}
+
+void Simulator::enqueue(std::uint32_t slot) {
+  auto& j = job(slot);
+  j.state = JobState::kPending;
+  const PendKey k{j.priority, j.submit, j.id, slot};
+  pending_.insert(k);
+  if (j.rank > kRankLow) preemptors_.insert(k);
+}
+
+void Simulator::dequeue(std::uint32_t slot) {
+  auto& j = job(slot);
+  const PendKey k{j.priority, j.submit, j.id, slot};
+  pending_.erase(k);
+  if (j.rank > kRankLow) preemptors_.erase(k);
+}
+
+void Simulator::start(std::uint32_t slot, TimePoint now, const std::vector<NodeShare>* placed) {
+  auto& j = job(slot);
+  dequeue(slot);
+  if (placed) {
+    j.placement = *placed;
+  } else if (!pool_.place(j.gpus, j.placement)) {
+    throw std::logic_error("simulator: started a job that does not fit");
+  }
+  j.state = JobState::kRunning;
+  j.start = now;
+  auto& tr = team(j.team);
+  if (j.first_start < 0) {
+    j.first_start = now;
+    const Seconds wait = now - j.submit;
+    tr.result.waits.push_back(wait);
+    if (j.rank > kRankLow) tr.result.high_waits.push_back(wait);
+    ++tr.result.started;
+  }
+  tr.running[static_cast<size_t>(j.rank)].insert({j.start, j.id, slot});
+  tr.running_gpus[static_cast<size_t>(j.rank)] += j.gpus;
+  ++tr.changes;
+  running_by_end_.insert({now + j.runtime, slot});
+  ends_.push({now + j.runtime, seq_++, slot, j.generation});
+  changed_ = true;
+}
+
+void Simulator::stop(std::uint32_t slot, TimePoint now, bool completed) {
+  auto& j = job(slot);
+  policy_->job_ended(j, now);
+  pool_.release(j.gpus, j.placement);
+  auto& tr = team(j.team);
+  tr.running[static_cast<size_t>(j.rank)].erase({j.start, j.id, slot});
+  tr.running_gpus[static_cast<size_t>(j.rank)] -= j.gpus;
+  ++tr.changes;
+  running_by_end_.erase({j.start + j.runtime, slot});
+  account_usage(j, j.start, now);
+  changed_ = true;
+  ++j.generation;  // a pending end event of this run is now stale
+  if (completed) {
+    ++tr.result.completed;
+    free_slot(slot);
+  } else if (options_.preempt_mode == PreemptMode::kRequeue) {
+    // Slurm's PreemptMode=REQUEUE: back to the queue with the same submit
+    // time (so FIFO keeps its place), age counting again from now, and the
+    // work lost.
+    j.start = -1;
+    j.placement.clear();
+    j.eligible = now;
+    j.priority = policy_->priority(j, now);
+    enqueue(slot);
+  } else {
+    free_slot(slot);
+  }
+}
+
+void Simulator::free_slot(std::uint32_t slot) {
+  tally_detector(job(slot));
+  free_slots_.push_back(slot);
+}
+
+void Simulator::tally_detector(const SimJob& j) {
+  if (!j.involved || j.label == Label::kNone) return;
+  detector_labelled_ = true;
+  const bool bait = j.label == Label::kBait;
+  if (bait && j.judged_bait) ++detector_.true_positive;
+  else if (bait) ++detector_.false_negative;
+  else if (j.judged_bait) ++detector_.false_positive;
+  else ++detector_.true_negative;
+}
+
+void Simulator::widen_series_to(TimePoint t) {
+  while (t > series_width_ * static_cast<Seconds>(kSeriesBuckets)) {
+    series_width_ *= 2;
+    for (auto& tr : teams_) {
+      auto& s = tr.result.usage_series;
+      std::vector<double> merged((s.size() + 1) / 2, 0.0);
+      for (size_t i = 0; i < s.size(); ++i) merged[i / 2] += s[i];
+      s = std::move(merged);
+    }
+  }
+}
+
+void Simulator::account_usage(const SimJob& j, TimePoint from, TimePoint to) {
+  if (to <= from) return;
+  auto& r = team(j.team).result;
+  const TimePoint a = std::max(from, options_.measure_from);
+  if (to > a) r.gpu_hours += j.gpus * static_cast<double>(to - a) / 3600.0;
+  widen_series_to(to);
+  auto& s = r.usage_series;
+  for (TimePoint b = from / series_width_ * series_width_; b < to; b += series_width_) {
+    const auto idx = static_cast<size_t>(b / series_width_);
+    if (s.size() <= idx) s.resize(idx + 1, 0.0);
+    s[idx] += j.gpus * static_cast<double>(std::min(to, b + series_width_) - std::max(from, b));
+  }
+}
+
+void Simulator::cycle(TimePoint now) {
+  ++cycles_;
+  if (!policy_->priorities_change()) return;  // fifo: nothing to observe or re-sort
+  policy_->begin_cycle(now);
+  for (const auto& [end, slot] : running_by_end_) policy_->observe_running(job(slot), now);
+  for (const auto& k : pending_) policy_->observe_pending(job(k.slot));
+  policy_->end_cycle(now);
+  // Re-sort once per period: fresh priorities, then rebuild the ordered sets
+  // from sorted runs (linear with the end hint).
+  std::vector<PendKey> keys;
+  keys.reserve(pending_.size());
+  for (const auto& k : pending_) {
+    auto& j = job(k.slot);
+    j.priority = policy_->priority(j, now);
+    keys.push_back({j.priority, j.submit, j.id, k.slot});
+  }
+  std::sort(keys.begin(), keys.end());
+  pending_.clear();
+  preemptors_.clear();
+  for (const auto& k : keys) {
+    pending_.insert(pending_.end(), k);
+    if (job(k.slot).rank > kRankLow) preemptors_.insert(preemptors_.end(), k);
+  }
+}
+
+void Simulator::schedule(TimePoint now) {
+  main_pass(now);
+  if (!preemptors_.empty()) preemption_pass(now);
+  if (options_.backfill && changed_ && now >= next_backfill_ && !pending_.empty()) {
+    backfill(now);
+    next_backfill_ = now + options_.backfill_interval;
+    changed_ = false;
+  }
+}
+
+void Simulator::main_pass(TimePoint now) {
+  while (!pending_.empty()) {
+    const auto slot = pending_.begin()->slot;
+    if (!pool_.fits(job(slot).gpus)) return;  // the head blocks the queue
+    start(slot, now, nullptr);
+  }
+}
+
+void Simulator::preemption_pass(TimePoint now) {
+  for (auto it = preemptors_.begin(); it != preemptors_.end();) {
+    const auto slot = it->slot;
+    ++it;  // try_preempt may erase the current element, never the next
+    try_preempt(slot, now);
+  }
+}
+
+bool Simulator::try_preempt(std::uint32_t slot, TimePoint now) {
+  auto& j = job(slot);
+  auto& tr = team(j.team);
+  // Nothing changed for this team since the last try in this cycle: the
+  // answer would be the same.
+  const std::uint64_t stamp = (cycles_ << 40) ^ tr.changes ^ (pool_.free() * 0x9E3779B97F4A7C15ull);
+  if (j.preempt_try == stamp && j.preempt_try != 0) return false;
+  j.preempt_try = stamp;
+  if (pool_.fits(j.gpus)) return false;  // not a preemption: the scheduler's business
+  std::int64_t lower = 0;
+  for (int r = 0; r < j.rank; ++r) lower += tr.running_gpus[static_cast<size_t>(r)];
+  if (lower + pool_.free() < j.gpus) return false;
+
+  // Collect victims, lowest rank first, youngest first, until the job fits.
+  std::vector<std::uint32_t> chosen;
+  std::unordered_map<std::int32_t, std::int32_t> freed_on_node;
+  std::int64_t freed = 0;
+  std::vector<std::int32_t> target_nodes;
+  const bool flat = pool_.flat();
+  const auto per_node = pool_.gpus_per_node();
+  const bool multi_node = !flat && j.gpus > per_node;
+  const size_t nodes_needed = multi_node ? static_cast<size_t>(j.gpus / per_node) : 1;
+  // Nodes that are empty already need no victim.
+  const size_t victim_nodes_needed =
+      multi_node ? nodes_needed - std::min(nodes_needed, static_cast<size_t>(pool_.empty_nodes())) : 1;
+  bool enough = false;
+  for (int r = 0; r < j.rank && !enough; ++r) {
+    for (const auto& rk : tr.running[static_cast<size_t>(r)]) {
+      auto& v = job(rk.slot);
+      const auto verdict = policy_->allow_preemption(j, v, now);
+      if (judges_bait_) v.involved = true;
+      if (!verdict.allowed) {
+        if (verdict.judged_bait) v.judged_bait = true;
+        if (!v.refused) ++tr.result.preemptions_refused;  // count each victim once
+        v.refused = true;
+        continue;
+      }
+      chosen.push_back(rk.slot);
+      if (flat) {
+        freed += v.gpus;
+        enough = pool_.free() + freed >= j.gpus;
+      } else {
+        for (const auto& s : v.placement) {
+          const auto f = (freed_on_node[s.node] += s.gpus);
+          const auto node_free = pool_.node_free(s.node) + f;
+          if (!multi_node && node_free >= j.gpus) {
+            target_nodes.assign(1, s.node);
+            enough = true;
+          } else if (multi_node && node_free == per_node &&
+                     std::find(target_nodes.begin(), target_nodes.end(), s.node) == target_nodes.end()) {
+            target_nodes.push_back(s.node);
+            enough = target_nodes.size() >= victim_nodes_needed;
+          }
+          if (enough) break;
+        }
+      }
+      if (enough) break;
+    }
+  }
+  if (!enough) return false;
+  if (!flat) {
+    // Only victims on the chosen nodes need to go.
+    std::sort(target_nodes.begin(), target_nodes.end());
+    std::erase_if(chosen, [&](std::uint32_t s) {
+      for (const auto& p : job(s).placement)
+        if (std::binary_search(target_nodes.begin(), target_nodes.end(), p.node)) return false;
+      return true;
+    });
+    // Multi-node: nodes that were already empty count too.
+    if (multi_node) {
+      for (std::int32_t n = 0; n < pool_.node_count() && target_nodes.size() < nodes_needed; ++n)
+        if (pool_.node_free(n) == per_node && !std::binary_search(target_nodes.begin(), target_nodes.end(), n))
+          target_nodes.push_back(n);
+      std::sort(target_nodes.begin(), target_nodes.end());
+    }
+  }
+  for (const auto vslot : chosen) {
+    auto& v = job(vslot);
+    const auto rec = policy_->record_preemption(j, v, now);
+    if (rec.bait) {
+      v.judged_bait = true;
+      ++tr.result.bait_detections;
+    }
+    ++tr.result.preemptions_caused;
+    ++tr.result.preemptions_suffered;  // in-team: the victim is the same team
+    ++result_.preemptions;
+    if (options_.decisions)
+      std::fprintf(options_.decisions, "t=%lld team=%s preemptor=%llu victim=%llu victim_ran=%llds label=%s bait=%d score=%.3f %s\n",
+                   static_cast<long long>(now), tr.result.name.c_str(),
+                   static_cast<unsigned long long>(j.id), static_cast<unsigned long long>(v.id),
+                   static_cast<long long>(now - v.start),
+                   v.label == Label::kBait ? "bait" : v.label == Label::kHonest ? "honest" : "-",
+                   rec.bait ? 1 : 0, rec.score, rec.reason.c_str());
+    stop(vslot, now, false);
+  }
+  if (flat) {
+    start(slot, now, nullptr);
+  } else {
+    if (!pool_.place_on(j.gpus, target_nodes, scratch_placement_))
+      throw std::logic_error("simulator: preemption freed the wrong nodes");
+    start(slot, now, &scratch_placement_);
+  }
+  return true;
+}
+
+void Simulator::backfill(TimePoint now) {
+  // EASY: the blocked head gets a reservation at the earliest time enough
+  // GPUs come free (the shadow time); a later job may start now if it ends
+  // before then or fits in the GPUs the head will not need.
+  const auto head = *pending_.begin();
+  const auto head_gpus = job(head.slot).gpus;
+  std::int64_t free_then = pool_.free();
+  TimePoint shadow = kNever;
+  std::int64_t extra = 0;
+  for (const auto& [end, slot] : running_by_end_) {
+    free_then += job(slot).gpus;
+    if (free_then >= head_gpus) {
+      shadow = end;
+      extra = free_then - head_gpus;
+      break;
+    }
+  }
+  std::int32_t depth = 0;
+  for (auto it = std::next(pending_.begin()); it != pending_.end() && depth < options_.backfill_depth; ++depth) {
+    const auto slot = it->slot;
+    ++it;
+    auto& j = job(slot);
+    if (!pool_.fits(j.gpus)) continue;
+    if (now + j.runtime <= shadow) {
+      start(slot, now, nullptr);
+    } else if (j.gpus <= extra) {
+      extra -= j.gpus;
+      start(slot, now, nullptr);
+    }
+  }
+}
+
+void Simulator::finish(TimePoint end) {
+  result_.end = end;
+  for (const auto& [e, slot] : running_by_end_) {
+    const auto& j = jobs_[slot];
+    account_usage(j, j.start, end);
+  }
+  for (const auto& k : pending_) {
+    const auto& j = jobs_[k.slot];
+    if (j.first_start >= 0) continue;
+    auto& tr = team(j.team);
+    tr.result.waits.push_back(end - j.submit);  // censored: still waiting at the end
+    if (j.rank > kRankLow) tr.result.high_waits.push_back(end - j.submit);
+    ++tr.result.never_started;
+  }
+  for (const auto& k : pending_) tally_detector(jobs_[k.slot]);
+  for (const auto& [e, slot] : running_by_end_) tally_detector(jobs_[slot]);
+
+  double total_hours = 0, total_shares = 0;
+  for (auto& tr : teams_) {
+    std::sort(tr.result.waits.begin(), tr.result.waits.end());
+    std::sort(tr.result.high_waits.begin(), tr.result.high_waits.end());
+    total_hours += tr.result.gpu_hours;
+    if (tr.result.jobs > 0) total_shares += tr.result.shares;
+    const auto st = policy_->team_state(static_cast<std::int32_t>(&tr - teams_.data()), end);
+    tr.result.penalty = st.penalty;
+    tr.result.fairshare = st.fairshare;
+    tr.result.usage_series.resize((static_cast<size_t>(end) + series_width_ - 1) / static_cast<size_t>(series_width_), 0.0);
+  }
+  // Jain's index over share-normalised GPU-hours: x_i = (hours share) / (configured share).
+  double sx = 0, sxx = 0;
+  size_t n = 0;
+  for (auto& tr : teams_) {
+    auto& r = tr.result;
+    r.share = total_shares > 0 && r.jobs > 0 ? r.shares / total_shares : 0;
+    r.gpu_hour_share = total_hours > 0 ? r.gpu_hours / total_hours : 0;
+    if (r.jobs == 0 || r.share <= 0) continue;
+    const double x = r.gpu_hour_share / r.share;
+    sx += x;
+    sxx += x * x;
+    ++n;
+  }
+  result_.jain_index = sxx > 0 ? sx * sx / (static_cast<double>(n) * sxx) : 0;
+  const double span = static_cast<double>(end - options_.measure_from);
+  result_.utilization = span > 0 ? total_hours * 3600.0 / (span * options_.gpus) : 0;
+  result_.sim_seconds = static_cast<double>(end);
+  result_.cycles = cycles_;
+  result_.series_bucket = series_width_;
+  result_.skipped_rows = workload_.source->skipped_rows();
+
+  // The gaming team: named by the input, else the team with the most
+  // bait-labelled jobs.
+  std::string gaming = !options_.gaming_team.empty() ? options_.gaming_team : workload_.gaming_team;
+  if (gaming.empty()) {
+    std::uint64_t best = 0;
+    for (const auto& tr : teams_)
+      if (tr.bait_labels > best) {
+        best = tr.bait_labels;
+        gaming = tr.result.name;
+      }
+  }
+  result_.gaming_team = gaming;
+  if (!gaming.empty() && team_index_.count(gaming)) {
+    const auto& g = team(team_index_[gaming]).result;
+    std::vector<Seconds> others;
+    for (const auto& tr : teams_)
+      if (tr.result.name != gaming) others.insert(others.end(), tr.result.waits.begin(), tr.result.waits.end());
+    std::sort(others.begin(), others.end());
+    if (!g.high_waits.empty() && !others.empty()) {
+      result_.gaming_high_wait_p50 = percentile(g.high_waits, 50);
+      result_.others_wait_p50 = percentile(others, 50);
+      result_.gaming_advantage = std::max(1.0, result_.gaming_high_wait_p50) / std::max(1.0, result_.others_wait_p50);
+    }
+  }
+  if (detector_labelled_ && judges_bait_) result_.detector = detector_;
+
+  for (auto& tr : teams_) result_.teams.push_back(std::move(tr.result));
+  std::sort(result_.teams.begin(), result_.teams.end(),
+            [](const TeamResult& a, const TeamResult& b) { return a.name < b.name; });
+}
+
+RunResult Simulator::run() {
+  const auto wall0 = std::chrono::steady_clock::now();
+  workload_.source->rewind();
+  fetch_next_spec();
+  const Seconds period = std::max<Seconds>(1, config_.calc_period);
+  TimePoint next_cycle = 0;
+  TimePoint now = 0;
+  std::uint64_t events = 0;
+  for (;;) {
+    const bool busy = !pending_.empty() || !running_by_end_.empty();
+    if (!have_spec_ && !busy && options_.horizon == 0) break;
+    // Idle: skip cycles until the next arrival (decay is exact for any step).
+    if (!busy && have_spec_ && next_cycle < spec_.submit)
+      next_cycle = std::max(next_cycle, spec_.submit / period * period);
+    TimePoint t = next_cycle;
+    if (have_spec_) t = std::min(t, spec_.submit);
+    if (!ends_.empty()) t = std::min(t, ends_.top().time);
+    if (options_.backfill && changed_ && !pending_.empty()) t = std::min(t, std::max(next_backfill_, now));
+    if (!busy && !have_spec_) t = options_.horizon;  // nothing left: jump to the end
+    if (options_.horizon > 0 && t >= options_.horizon) {
+      now = options_.horizon;
+      break;
+    }
+    now = t;
+    // 1. Jobs that end now.
+    while (!ends_.empty() && ends_.top().time == now) {
+      const auto ev = ends_.top();
+      ends_.pop();
+      const auto& j = job(ev.slot);
+      if (j.generation != ev.generation || j.state != JobState::kRunning) continue;  // stale
+      ++events;
+      stop(ev.slot, now, true);
+    }
+    // 2. Arrivals.
+    while (have_spec_ && spec_.submit == now) {
+      ++events;
+      submit(spec_, now);
+      fetch_next_spec();
+    }
+    // 3. The policy's cycle.
+    if (now == next_cycle) {
+      ++events;
+      cycle(now);
+      next_cycle += period;
+    }
+    // 4. Scheduling.
+    schedule(now);
+  }
+  result_.events = events;
+  finish(now);
+  result_.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  return std::move(result_);
+}
+
+}  // namespace
+
+RunResult simulate(Workload& workload, const std::string& policy, const Config& config,
+                   const SimOptions& options) {
+  Simulator sim(workload, policy, config, options);
+  return sim.run();
+}
+
+}  // namespace gpufair::sim

@@ -1,0 +1,51 @@
+// The discrete-event simulator: one GPU cluster, one global queue ordered by
+// the policy's priority, in-team preemption by QOS rank, and the metrics the
+// report needs.
+//
+// Scheduling model (what Slurm does, simplified where the comments say so):
+//   * main pass after every event time: start pending jobs in priority order
+//     while they fit; stop at the first that does not (Slurm's main scheduler
+//     with one partition);
+//   * preemption pass: a pending job of a higher QOS rank may preempt running
+//     lower-ranked jobs of its own team, wherever it sits in the queue, as
+//     preempt/qos lets it (this is the queue jump the bait exploit rides on);
+//     the victims are requeued (keeping their submit time) or cancelled;
+//   * EASY backfill every backfill_interval when anything changed, over at
+//     most backfill_depth jobs, with each job's real runtime as its time limit;
+//   * every calc_period the policy's cycle runs (begin, observe every running
+//     and pending job, end) and the pending queue is re-sorted once.
+// Events are kept in a binary heap and the queue in ordered sets, so an event
+// costs O(log n); only the per-cycle re-sort touches every pending job.
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+#include "gpufair/config.h"
+#include "job_spec.h"
+#include "run_result.h"
+
+namespace gpufair::sim {
+
+enum class PreemptMode { kRequeue, kCancel };
+
+struct SimOptions {
+  std::int32_t gpus = 0;            // cluster size (required)
+  std::int32_t gpus_per_node = 0;   // 0 = one flat pool
+  bool backfill = true;
+  Seconds backfill_interval = 30;   // Slurm's bf_interval default
+  std::int32_t backfill_depth = 500;
+  PreemptMode preempt_mode = PreemptMode::kRequeue;
+  TimePoint horizon = 0;            // stop here; 0 = run until every job is done
+  TimePoint measure_from = 0;       // GPU-hours, shares and Jain count from here
+  std::string gaming_team;          // overrides the workload's
+  std::FILE* decisions = nullptr;   // one line per judged preemption, if set
+};
+
+// Runs `workload` (from its first job) under `policy` with `config`.
+// Throws SourceError for bad input rows and std::invalid_argument for a bad
+// policy or cluster.
+RunResult simulate(Workload& workload, const std::string& policy, const Config& config,
+                   const SimOptions& options);
+
+}  // namespace gpufair::sim
