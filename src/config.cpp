@@ -7,6 +7,8 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <functional>
 #include <optional>
@@ -52,6 +54,10 @@ std::optional<std::int64_t> parse_uint(std::string_view s) {
 }
 
 std::string format_number(double v) {
+  // Whole numbers as integers ("1000000000", not "1e+09"): they are read by people.
+  if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15) {
+    return std::to_string(static_cast<long long>(v));
+  }
   char buf[64];
   auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);
   if (ec != std::errc()) return "?";

@@ -533,8 +533,14 @@ std::vector<std::uint8_t> Engine::save_state() const {
       w.str(d.reason);
     }
   }
-  w.u64(m.running.size());
-  for (const auto& [id, j] : m.running) {
+  // Sorted by job id: the same state always saves to the same bytes.
+  std::vector<std::pair<JobId, const RunningJob*>> jobs;
+  jobs.reserve(m.running.size());
+  for (const auto& [id, j] : m.running) jobs.emplace_back(id, &j);
+  std::sort(jobs.begin(), jobs.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  w.u64(jobs.size());
+  for (const auto& [id, jp] : jobs) {
+    const RunningJob& j = *jp;
     w.u64(id);
     w.u32(static_cast<std::uint32_t>(j.team));
     w.f64(j.gpus);

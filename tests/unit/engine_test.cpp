@@ -1,52 +1,579 @@
-// Engine: the cycle, charging of running jobs, priorities and state as a whole.
+// Engine: the cycle, charging of running jobs, the detector on whole
+// sequences, penalties, preemption rules, priorities and state as a whole.
+// Time is a ManualClock; nothing sleeps.
 #include "gpufair/engine.h"
 
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <ctime>
+
+#include "gpufair/state.h"
 
 namespace gpufair {
 namespace {
 
 constexpr TimePoint kT0 = 1'700'000'000;
+constexpr Seconds kHour = 3600;
+constexpr Seconds kDay = 86400;
 
-Config test_config() {
-  auto c = parse_config("half_life=0");
+Config config_from(std::string_view params) {
+  auto c = parse_config(params);
   EXPECT_TRUE(c.ok()) << c.error().message;
-  return *c;
+  return c.ok() ? *c : Config{};
 }
 
-JobRef running_job(JobId id, TeamId team, double gpus, TimePoint start, int rank = 1) {
+JobRef make_job(JobId id, TeamId team, int rank, double gpus, TimePoint submit,
+                TimePoint start = 0) {
   JobRef j;
   j.id = id;
   j.team = team;
-  j.gpus = gpus;
-  j.submit = start;
-  j.start = start;
   j.rank = rank;
+  j.gpus = gpus;
+  j.submit = submit;
+  j.start = start;
   return j;
 }
 
-TEST(EngineSmoke, UsageLowersPriorityOfTheUsingTeam) {
-  Engine e(test_config());
-  const TeamId a = e.team_for_account("teama/nlp");
-  const TeamId b = e.team_for_account("teamb");
-  EXPECT_EQ(a, e.team_for_account("teama/vision"));
-  EXPECT_NE(a, b);
-  e.begin_cycle(kT0);
-  e.observe_running(running_job(1, a, 8, kT0), kT0);
-  e.end_cycle(kT0);
-  e.begin_cycle(kT0 + 300);
-  e.observe_running(running_job(1, a, 8, kT0), kT0 + 300);
-  e.end_cycle(kT0 + 300);
-  EXPECT_DOUBLE_EQ(e.team_report(a, kT0 + 300).usage_gpu_s, 8.0 * 300);
+// A tiny host: the jobs it reports each cycle, and a clock.
+struct Host {
+  explicit Host(std::string_view params = "") : engine(config_from(params)) {}
+  ManualClock clock{kT0};
+  Engine engine;
+  std::vector<JobRef> running, pending;
+
+  TimePoint now() const { return clock.now(); }
+  void cycle() {
+    engine.begin_cycle(now());
+    for (const auto& j : running) engine.observe_running(j, now());
+    for (const auto& j : pending) engine.observe_pending(j);
+    engine.end_cycle(now());
+  }
+  void run_for(Seconds total, Seconds step) {
+    for (Seconds t = 0; t < total; t += step) {
+      clock.advance(step);
+      cycle();
+    }
+  }
+  double usage(TeamId t) { return engine.team_report(t, now()).usage_gpu_s; }
+  double penalty(TeamId t) { return engine.team_report(t, now()).penalty; }
+};
+
+// ---- Teams -------------------------------------------------------------------
+
+TEST(EngineTeams, RollUpUsesTeamLevel) {
+  Host h("team_level=2");
+  const TeamId nlp = h.engine.team_for_account("teama/nlp/interns");
+  EXPECT_EQ(nlp, h.engine.team_for_account("teama/nlp"));
+  EXPECT_NE(nlp, h.engine.team_for_account("teama/vision"));
+  EXPECT_EQ(h.engine.team_name(nlp), "teama/nlp");
+  EXPECT_EQ(h.engine.team_for_account(""), -1);
+  EXPECT_EQ(h.engine.team_count(), 2);
+  EXPECT_EQ(h.engine.team_name(99), "");
+}
+
+TEST(EngineTeams, BadTeamIdsAreErrorsNotCrashes) {
+  Host h;
+  EXPECT_THROW(h.engine.set_shares(5, 1), std::invalid_argument);
+  EXPECT_THROW(h.engine.observe_running(make_job(1, 7, 0, 1, kT0, kT0), kT0), std::invalid_argument);
+  EXPECT_THROW(h.engine.observe_pending(make_job(1, -1, 0, 1, kT0)), std::invalid_argument);
+  EXPECT_THROW(h.engine.team_report(3, kT0), std::invalid_argument);
+  const TeamId a = h.engine.team_for_account("a");
+  EXPECT_THROW(h.engine.set_shares(a, std::nan("")), std::invalid_argument);
+  EXPECT_THROW(h.engine.set_shares(a, -1), std::invalid_argument);
+  EXPECT_THROW(h.engine.set_cluster_gpus(-1), std::invalid_argument);
+}
+
+// ---- Charging running jobs -----------------------------------------------------
+
+TEST(EngineCharging, RunningJobsAreChargedEachCycleFromTheirStart) {
+  Host h("half_life=0");
+  const TeamId a = h.engine.team_for_account("a");
+  h.running = {make_job(1, a, 0, 4, kT0 - 200, kT0 - 100)};
+  h.cycle();
+  EXPECT_DOUBLE_EQ(h.usage(a), 4 * 100.0);  // first sight: from its start
+  h.run_for(600, 300);
+  EXPECT_DOUBLE_EQ(h.usage(a), 4 * 700.0);
+  h.engine.job_ended(1, h.now() + 50);  // ends between cycles: charged up to its end
+  EXPECT_DOUBLE_EQ(h.usage(a), 4 * 750.0);
+  h.running.clear();
+  h.run_for(600, 300);
+  EXPECT_DOUBLE_EQ(h.usage(a), 4 * 750.0);
+  h.engine.job_ended(1, h.now());  // unknown by now: ignored
+  EXPECT_DOUBLE_EQ(h.usage(a), 4 * 750.0);
+  EXPECT_DOUBLE_EQ(h.engine.team_report(a, h.now()).raw_usage_gpu_s, 4 * 750.0);
+}
+
+TEST(EngineCharging, VanishedJobIsChargedToTheLastCycleThatSawIt) {
+  Host h("half_life=0");
+  const TeamId a = h.engine.team_for_account("a");
+  h.running = {make_job(1, a, 0, 2, kT0, kT0)};
+  h.cycle();
+  h.run_for(300, 300);
+  EXPECT_DOUBLE_EQ(h.usage(a), 600);
+  h.running.clear();  // gone without job_ended
+  h.run_for(900, 300);
+  EXPECT_DOUBLE_EQ(h.usage(a), 600);
+  h.engine.job_ended(1, h.now());  // a late end must not charge the gap again
+  EXPECT_DOUBLE_EQ(h.usage(a), 600);
+}
+
+TEST(EngineCharging, EndBeforeLastChargeChargesNothingMore) {
+  Host h("half_life=0");
+  const TeamId a = h.engine.team_for_account("a");
+  h.running = {make_job(1, a, 0, 1, kT0, kT0)};
+  h.cycle();
+  h.run_for(300, 300);
+  h.engine.job_ended(1, kT0 + 100);
+  EXPECT_DOUBLE_EQ(h.usage(a), 300);
+}
+
+TEST(EngineCharging, DecayThroughCyclesIsExactForAnyTickSize) {
+  // Same usage, decayed in one-minute cycles over 30 days vs in one step.
+  Host fine("half_life=7d");
+  Host coarse("half_life=7d");
+  for (Host* h : {&fine, &coarse}) {
+    const TeamId a = h->engine.team_for_account("a");
+    h->running = {make_job(1, a, 0, 8, kT0 - 86400, kT0 - 86400)};
+    h->cycle();
+    h->running.clear();
+  }
+  fine.run_for(30 * kDay, 60);
+  coarse.run_for(30 * kDay, 30 * kDay);
+  ASSERT_EQ(fine.now(), coarse.now());
+  const double expected = 8.0 * 86400 * std::exp2(-30.0 / 7.0);
+  EXPECT_NEAR(fine.usage(0) / expected, 1.0, 1e-9);
+  EXPECT_NEAR(coarse.usage(0) / expected, 1.0, 1e-12);
+}
+
+TEST(EngineCharging, ClockSteppingBackDoesNotUndecayOrCharge) {
+  Host h("half_life=1d");
+  const TeamId a = h.engine.team_for_account("a");
+  h.running = {make_job(1, a, 0, 1, kT0, kT0)};
+  h.cycle();
+  h.run_for(600, 600);
+  const double before = h.usage(a);
+  h.clock.advance(-300);
+  h.cycle();
+  EXPECT_DOUBLE_EQ(h.usage(a), before);
+}
+
+TimePoint utc(int y, int mo, int d, int hh = 0) {
+  std::tm tm{};
+  tm.tm_year = y - 1900;
+  tm.tm_mon = mo - 1;
+  tm.tm_mday = d;
+  tm.tm_hour = hh;
+  return static_cast<TimePoint>(timegm(&tm));
+}
+
+TEST(EngineCharging, MonthlyResetZeroesUsageAtTheBoundary) {
+  Host h("half_life=0,usage_reset=monthly");
+  h.clock.set(utc(2024, 1, 31, 22));
+  const TeamId a = h.engine.team_for_account("a");
+  h.running = {make_job(1, a, 0, 1, h.now(), h.now())};
+  h.cycle();
+  h.run_for(kHour, kHour);  // 23:00, still January
+  EXPECT_DOUBLE_EQ(h.usage(a), 3600);
+  h.run_for(3 * kHour, 3 * kHour);  // 02:00 on February 1st
+  // Only the time since midnight counts in the new period.
+  EXPECT_DOUBLE_EQ(h.usage(a), 2 * 3600);
+  EXPECT_DOUBLE_EQ(h.engine.team_report(a, h.now()).raw_usage_gpu_s, 2 * 3600);
+  h.run_for(kDay, kHour);
+  EXPECT_DOUBLE_EQ(h.usage(a), 26 * 3600);
+}
+
+TEST(EngineCharging, ResetNowClearsOnceOnReconfigure) {
+  Host h("half_life=0");
+  const TeamId a = h.engine.team_for_account("a");
+  h.running = {make_job(1, a, 0, 1, kT0, kT0)};
+  h.cycle();
+  h.run_for(600, 300);
+  EXPECT_DOUBLE_EQ(h.usage(a), 600);
+  h.engine.reconfigure(config_from("half_life=0,usage_reset=now"));
+  h.run_for(300, 300);
+  EXPECT_DOUBLE_EQ(h.usage(a), 0);  // cleared at the cycle's time, nothing since
+  h.run_for(300, 300);
+  EXPECT_DOUBLE_EQ(h.usage(a), 300);  // only once
+}
+
+// ---- Fair share through the engine ---------------------------------------------
+
+TEST(EngineFairShare, OrderingFollowsUsageOverShares) {
+  Host h("half_life=0,weight_age=0,weight_fairshare=100000");
+  const TeamId light = h.engine.team_for_account("light");
+  const TeamId heavy = h.engine.team_for_account("heavy");
+  const TeamId idle = h.engine.team_for_account("idle");
+  const TeamId big = h.engine.team_for_account("big");
+  const TeamId none = h.engine.team_for_account("none");
+  h.engine.set_shares(big, 3);
+  h.engine.set_shares(none, 0);
+  h.running = {make_job(1, light, 0, 1, kT0, kT0), make_job(2, heavy, 0, 4, kT0, kT0),
+               make_job(3, big, 0, 4, kT0, kT0)};
+  h.cycle();
+  h.run_for(kHour, 300);
+  auto prio = [&](TeamId t) {
+    PriorityInput in;
+    in.team = t;
+    return h.engine.priority(in, h.now());
+  };
+  EXPECT_DOUBLE_EQ(prio(idle).fairshare, 1.0);
+  EXPECT_DOUBLE_EQ(prio(none).fairshare, 0.0);
+  EXPECT_GT(prio(light).priority, prio(heavy).priority);
+  EXPECT_GT(prio(big).priority, prio(heavy).priority);  // same usage, 3x the shares
+  EXPECT_GT(prio(idle).priority, prio(light).priority);
+  EXPECT_EQ(prio(none).priority, 1u);
+  PriorityInput unknown;
+  unknown.team = 42;
+  EXPECT_DOUBLE_EQ(h.engine.priority(unknown, h.now()).fairshare, 0.0);
+}
+
+TEST(EngineFairShare, NoUsageAnywhereGivesEveryTeamOne) {
+  Host h;
+  const TeamId a = h.engine.team_for_account("a");
+  const TeamId b = h.engine.team_for_account("b");
+  h.engine.set_shares(b, 10);
+  h.cycle();
+  for (TeamId t : {a, b}) {
+    PriorityInput in;
+    in.team = t;
+    EXPECT_DOUBLE_EQ(h.engine.priority(in, h.now()).fairshare, 1.0);
+  }
+}
+
+TEST(EnginePriority, BatchEqualsOneByOne) {
+  Host h("half_life=0,weight_job_size=1000,weight_qos=500");
+  const TeamId a = h.engine.team_for_account("a");
+  const TeamId b = h.engine.team_for_account("b");
+  h.engine.set_cluster_gpus(32);
+  h.running = {make_job(1, a, 0, 8, kT0, kT0)};
+  h.cycle();
+  h.run_for(kHour, 600);
+  std::vector<PriorityInput> in;
+  for (int i = 0; i < 50; ++i) {
+    PriorityInput p;
+    p.team = i % 3 == 0 ? a : (i % 3 == 1 ? b : 17);
+    p.gpus = i % 9;
+    p.eligible = kT0 + i * 100;
+    p.qos_norm = (i % 5) / 4.0;
+    p.nice = i % 7;
+    in.push_back(p);
+  }
+  std::vector<std::uint32_t> out(in.size());
+  h.engine.priorities(in, h.now(), out);
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    EXPECT_EQ(out[i], h.engine.priority(in[i], h.now()).priority) << i;
+  }
+  std::vector<std::uint32_t> too_small(3);
+  EXPECT_THROW(h.engine.priorities(in, h.now(), too_small), std::invalid_argument);
+}
+
+// ---- The detector on whole sequences ---------------------------------------------
+
+// Team "gamer" keeps low-rank placeholders running and preempts them with its
+// own high-rank jobs while team "other" has been waiting.
+struct GamingScenario {
+  Host h;
+  TeamId gamer, other;
+  JobId next_id = 100;
+
+  explicit GamingScenario(std::string_view params = "") : h(params) {
+    gamer = h.engine.team_for_account("gamer");
+    other = h.engine.team_for_account("other");
+    h.pending = {make_job(1, other, 0, 8, kT0 - 2 * kHour)};
+    for (int i = 0; i < 4; ++i) h.running.push_back(make_job(next_id++, gamer, 0, 8, kT0 - 600, kT0 - 600));
+    h.cycle();
+  }
+  // One bait event: a fresh high-rank job preempts a young placeholder.
+  BaitDecision bait_event() {
+    const JobRef victim = h.running.front();
+    h.running.erase(h.running.begin());
+    const JobRef preemptor = make_job(next_id++, gamer, 10, 8, h.now() - 60);
+    const BaitDecision d = h.engine.record_preemption(preemptor, victim, h.now());
+    h.engine.job_ended(victim.id, h.now());
+    // The gamer queues a fresh placeholder, which starts in the freed slot.
+    h.running.push_back(make_job(next_id++, gamer, 0, 8, h.now(), h.now()));
+    return d;
+  }
+};
+
+TEST(EngineDetector, RoutineBaitIsDetectedWithinTwoEvents) {
+  GamingScenario s;
+  int events = 0;
+  bool caught = false;
+  while (!caught && events < 2) {
+    s.h.run_for(900, 300);
+    const BaitDecision d = s.bait_event();
+    ++events;
+    EXPECT_TRUE(d.in_team);
+    caught = d.bait;
+    if (caught) {
+      EXPECT_GT(d.skipped, 0);
+      EXPECT_GT(d.charged_gpu_s, 0);
+      EXPECT_GT(d.penalty_added, 0);
+      EXPECT_NE(d.reason.find("bait"), std::string::npos) << d.reason;
+    }
+  }
+  EXPECT_TRUE(caught) << "not detected after " << events << " events";
+  const auto r = s.h.engine.team_report(s.gamer, s.h.now());
+  EXPECT_GT(r.penalty, 0);
+  EXPECT_EQ(r.bait_detections, 1u);
+  EXPECT_EQ(r.in_team_preemptions, static_cast<std::uint32_t>(events));
+  ASSERT_EQ(r.recent.size(), static_cast<std::size_t>(events));
+  EXPECT_TRUE(r.recent.back().bait);
+  EXPECT_LT(r.effective_fairshare, r.fairshare);
+}
+
+TEST(EngineDetector, SkipChargeGoesToTheLedger) {
+  GamingScenario s("half_life=0,skip_charge=0.5");
+  const double before = s.h.usage(s.gamer);
+  const BaitDecision d = s.bait_event();
+  ASSERT_TRUE(d.bait) << d.reason;
+  // The other team waited since kT0-2h, the preemptor since now-60.
+  EXPECT_EQ(d.skipped, 2 * kHour - 60);
+  EXPECT_DOUBLE_EQ(d.charged_gpu_s, 0.5 * 8 * (2 * kHour - 60));
+  EXPECT_DOUBLE_EQ(s.h.usage(s.gamer), before + d.charged_gpu_s);
+}
+
+TEST(EngineDetector, RarePreemptionOfALongRunningJobIsHonest) {
+  Host h;
+  const TeamId team = h.engine.team_for_account("honest");
+  const TeamId other = h.engine.team_for_account("other");
+  h.pending = {make_job(1, other, 0, 8, kT0 - 2 * kHour)};
+  for (int i = 0; i < 10; ++i) h.running.push_back(make_job(10 + i, team, 0, 1, kT0 - 3 * kHour, kT0 - 3 * kHour));
+  h.clock.set(kT0 - 3 * kHour);
+  h.cycle();
+  h.clock.set(kT0);
+  h.cycle();
+  const JobRef victim = h.running.front();
+  const BaitDecision d = h.engine.record_preemption(make_job(99, team, 10, 1, kT0 - 60), victim, kT0);
+  EXPECT_TRUE(d.in_team);
+  EXPECT_FALSE(d.bait) << d.reason;
+  EXPECT_NE(d.reason.find("honest"), std::string::npos);
+  EXPECT_DOUBLE_EQ(h.penalty(team), 0);
+  // And again two days later: still rare, still honest.
+  h.run_for(2 * kDay, kHour);
+  const BaitDecision d2 = h.engine.record_preemption(make_job(100, team, 10, 1, h.now() - 60), h.running.back(), h.now());
+  EXPECT_FALSE(d2.bait) << d2.reason;
+  EXPECT_DOUBLE_EQ(h.penalty(team), 0);
+}
+
+TEST(EngineDetector, NobodyWaitingIsNeverBait) {
+  GamingScenario s;
+  s.h.pending.clear();
+  for (int i = 0; i < 5; ++i) {
+    s.h.run_for(600, 300);
+    const BaitDecision d = s.bait_event();
+    EXPECT_FALSE(d.bait) << d.reason;
+    EXPECT_EQ(d.skipped, 0);
+  }
+  EXPECT_DOUBLE_EQ(s.h.penalty(s.gamer), 0);
+}
+
+TEST(EngineDetector, CrossTeamIsNotInTeam) {
+  GamingScenario s;
+  const JobRef victim = s.h.running.front();
+  const BaitDecision d = s.h.engine.record_preemption(make_job(500, s.other, 10, 8, s.h.now()), victim, s.h.now());
+  EXPECT_FALSE(d.in_team);
+  EXPECT_FALSE(d.bait);
+  EXPECT_NE(d.reason.find("cross-team"), std::string::npos);
+  EXPECT_EQ(s.h.engine.team_report(s.other, s.h.now()).in_team_preemptions, 0u);
+  EXPECT_EQ(s.h.engine.team_report(s.gamer, s.h.now()).in_team_preemptions, 0u);
+}
+
+TEST(EngineDetector, RecentDecisionsAreBounded) {
+  GamingScenario s("bait_block=never");
+  for (int i = 0; i < 40; ++i) {
+    s.h.run_for(300, 300);
+    s.bait_event();
+  }
+  const auto r = s.h.engine.team_report(s.gamer, s.h.now());
+  EXPECT_EQ(r.recent.size(), 16u);
+  EXPECT_EQ(r.in_team_preemptions, 40u);
+}
+
+// ---- Penalty ---------------------------------------------------------------------
+
+TEST(EnginePenalty, GrowsIsCappedDecaysAndTheTeamRecovers) {
+  GamingScenario s("penalty_max=3,penalty_half_life=1d,half_life=1d");
+  double last = 0;
+  for (int i = 0; i < 12; ++i) {
+    s.h.run_for(300, 300);
+    s.bait_event();
+    const double p = s.h.penalty(s.gamer);
+    EXPECT_GE(p, last - 0.01);  // grows (minus a sliver of decay between events)
+    EXPECT_LE(p, 3.0 + 1e-12);
+    last = p;
+  }
+  EXPECT_NEAR(last, 3.0, 0.05);
   PriorityInput in;
-  in.team = a;
-  in.eligible = kT0;
-  const auto pa = e.priority(in, kT0 + 300);
-  in.team = b;
-  const auto pb = e.priority(in, kT0 + 300);
-  EXPECT_LT(pa.priority, pb.priority);
-  EXPECT_LT(pa.fairshare, 1.0);
-  EXPECT_DOUBLE_EQ(pb.fairshare, 1.0);
+  in.team = s.gamer;
+  const std::uint32_t penalised = s.h.engine.priority(in, s.h.now()).priority;
+
+  // The team stops gaming: one penalty half-life later the penalty halved.
+  s.h.pending.clear();
+  s.h.running.clear();
+  const double at_stop = s.h.penalty(s.gamer);
+  s.h.run_for(kDay, kHour);
+  EXPECT_NEAR(s.h.penalty(s.gamer), at_stop / 2, 1e-9);
+  s.h.run_for(13 * kDay, kHour);
+  EXPECT_LT(s.h.penalty(s.gamer), 0.01);
+  const auto r = s.h.engine.team_report(s.gamer, s.h.now());
+  EXPECT_NEAR(r.effective_fairshare, r.fairshare, 0.01);
+  EXPECT_GT(s.h.engine.priority(in, s.h.now()).priority, penalised);
+}
+
+// ---- allow_preemption ----------------------------------------------------------------
+
+struct AllowCase {
+  const char* params;
+  bool cross_team;
+  bool penalise_first;  // one confirmed bait before asking
+  bool victim_young;    // a young placeholder (looks like bait) or a long runner
+  bool allowed;
+};
+
+TEST(EngineAllowPreemption, Rules) {
+  const AllowCase cases[] = {
+      {"preempt_scope=team", true, false, true, false},
+      {"preempt_scope=any", true, false, true, true},
+      {"preempt_scope=any,bait_block=always", true, true, true, true},
+      {"bait_block=never", false, true, true, true},
+      {"bait_block=penalized", false, false, true, true},   // not penalised yet
+      {"bait_block=penalized", false, true, true, false},   // penalised + bait
+      {"bait_block=penalized", false, true, false, true},   // penalised, honest victim
+      {"bait_block=always", false, false, true, false},
+      {"bait_block=always", false, false, false, true},
+      {"bait_block=penalized,bait_block_penalty=64", false, true, true, true},
+  };
+  for (const auto& c : cases) {
+    GamingScenario s(c.params);
+    if (c.penalise_first) {
+      s.h.run_for(300, 300);
+      ASSERT_TRUE(s.bait_event().bait) << c.params;
+    }
+    s.h.run_for(300, 300);
+    JobRef victim = s.h.running.front();
+    if (!c.victim_young) victim.start = s.h.now() - 2 * kDay;
+    const JobRef preemptor = make_job(900, c.cross_team ? s.other : s.gamer, 10, 8, s.h.now() - 60);
+    const auto before = s.h.engine.team_report(s.gamer, s.h.now());
+    const PreemptCheck check = s.h.engine.allow_preemption(preemptor, victim, s.h.now());
+    EXPECT_EQ(check.allowed, c.allowed) << c.params << " cross=" << c.cross_team
+                                        << " penalised=" << c.penalise_first
+                                        << " young=" << c.victim_young << ": " << check.reason;
+    if (!check.allowed) {
+      EXPECT_FALSE(check.reason.empty());
+    }
+    EXPECT_EQ(s.h.engine.check_preemption(preemptor, victim, s.h.now(), false).allowed, c.allowed);
+    // Pure: asking records nothing.
+    const auto after = s.h.engine.team_report(s.gamer, s.h.now());
+    EXPECT_EQ(after.in_team_preemptions, before.in_team_preemptions);
+    EXPECT_EQ(after.recent.size(), before.recent.size());
+    EXPECT_DOUBLE_EQ(after.usage_gpu_s, before.usage_gpu_s);
+  }
+}
+
+// ---- State -------------------------------------------------------------------------
+
+TEST(EngineState, SaveLoadContinuesWithoutLossOrDoubleCharge) {
+  // One engine runs straight through; another is "restarted" mid-way.
+  Host straight("half_life=1d");
+  Host restarted("half_life=1d");
+  for (Host* h : {&straight, &restarted}) {
+    const TeamId a = h->engine.team_for_account("a");
+    h->engine.team_for_account("b");
+    h->running = {make_job(1, a, 0, 4, kT0 - 50, kT0 - 50), make_job(2, 1, 0, 2, kT0, kT0)};
+    h->cycle();
+    h->run_for(kHour, 300);
+  }
+  const auto bytes = restarted.engine.save_state();
+  Engine fresh(config_from("half_life=1d"));
+  // The new process interns teams in another order: ids must be remapped by name.
+  const TeamId fresh_b = fresh.team_for_account("b");
+  ASSERT_TRUE(fresh.load_state(bytes).ok());
+  const TeamId fresh_a = fresh.team_for_account("a");
+  EXPECT_EQ(fresh_b, 0);
+  EXPECT_EQ(fresh_a, 1);
+  EXPECT_DOUBLE_EQ(fresh.team_report(fresh_a, restarted.now()).usage_gpu_s, restarted.usage(0));
+  // Continue both for another hour.
+  straight.run_for(kHour, 300);
+  ManualClock clock(restarted.now());
+  for (int i = 0; i < 12; ++i) {
+    clock.advance(300);
+    fresh.begin_cycle(clock.now());
+    fresh.observe_running(make_job(1, fresh_a, 0, 4, kT0 - 50, kT0 - 50), clock.now());
+    fresh.observe_running(make_job(2, fresh_b, 0, 2, kT0, kT0), clock.now());
+    fresh.end_cycle(clock.now());
+  }
+  ASSERT_EQ(clock.now(), straight.now());
+  EXPECT_NEAR(fresh.team_report(fresh_a, clock.now()).usage_gpu_s, straight.usage(0), 1e-6);
+  EXPECT_NEAR(fresh.team_report(fresh_b, clock.now()).usage_gpu_s, straight.usage(1), 1e-6);
+}
+
+TEST(EngineState, RoundTripKeepsPenaltyMemoryAndDecisions) {
+  GamingScenario s;
+  s.h.run_for(300, 300);
+  ASSERT_TRUE(s.bait_event().bait);
+  const auto bytes = s.h.engine.save_state();
+  Engine copy(config_from(""));
+  ASSERT_TRUE(copy.load_state(bytes).ok());
+  const auto a = s.h.engine.team_report(s.gamer, s.h.now());
+  const auto b = copy.team_report(s.gamer, s.h.now());
+  EXPECT_EQ(b.name, a.name);
+  EXPECT_DOUBLE_EQ(b.penalty, a.penalty);
+  EXPECT_DOUBLE_EQ(b.usage_gpu_s, a.usage_gpu_s);
+  EXPECT_EQ(b.bait_detections, a.bait_detections);
+  ASSERT_EQ(b.recent.size(), a.recent.size());
+  EXPECT_EQ(b.recent.back().reason, a.recent.back().reason);
+  EXPECT_EQ(copy.save_state(), bytes);  // bit-identical second save
+}
+
+TEST(EngineState, EveryCorruptionIsAnErrorAndLeavesTheEngineAlone) {
+  GamingScenario s;
+  s.h.run_for(300, 300);
+  s.bait_event();
+  const auto good = s.h.engine.save_state();
+
+  Engine target(config_from(""));
+  const TeamId x = target.team_for_account("x");
+  target.begin_cycle(kT0);
+  target.observe_running(make_job(7, x, 0, 1, kT0 - 10, kT0 - 10), kT0);
+  target.end_cycle(kT0);
+  const auto untouched = target.save_state();
+
+  auto expect_error = [&](std::span<const std::uint8_t> bytes, const char* what) {
+    auto r = target.load_state(bytes);
+    EXPECT_FALSE(r.ok()) << what;
+    if (!r.ok()) {
+      EXPECT_FALSE(r.error().message.empty());
+    }
+    EXPECT_EQ(target.save_state(), untouched) << what;
+  };
+  expect_error({}, "empty");
+  for (std::size_t n = 1; n < good.size(); ++n) expect_error(std::span(good).first(n), "truncated");
+  for (std::size_t i = 0; i < good.size(); ++i) {
+    auto bad = good;
+    bad[i] ^= 0x01;
+    expect_error(bad, "flipped byte");
+  }
+  auto future = good;
+  future[8] = kStateFormatVersion + 1;
+  expect_error(future, "future version");
+
+  // Well-framed (valid checksum) but nonsense payloads.
+  ByteWriter w;
+  w.u8(1);
+  w.i64(kT0);
+  w.f64(0);
+  w.u64(1'000'000'000);  // a billion teams in a few bytes
+  expect_error(frame_state(w.bytes()), "absurd count");
+  ByteWriter nan;
+  nan.u8(1);
+  nan.i64(kT0);
+  nan.f64(std::nan(""));
+  nan.u64(0);
+  nan.u64(0);
+  expect_error(frame_state(nan.bytes()), "NaN");
 }
 
 }  // namespace

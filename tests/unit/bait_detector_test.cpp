@@ -1,0 +1,103 @@
+// The detector's rule on single events (engine_test drives whole sequences).
+#include "gpufair/bait_detector.h"
+
+#include <gtest/gtest.h>
+
+namespace gpufair {
+namespace {
+
+constexpr TimePoint kNow = 1'000'000;
+
+JobRef job(JobId id, TeamId team, int rank, TimePoint submit, TimePoint start = 0) {
+  JobRef j;
+  j.id = id;
+  j.team = team;
+  j.rank = rank;
+  j.gpus = 8;
+  j.submit = submit;
+  j.start = start;
+  return j;
+}
+
+struct DetectorCase {
+  const char* name;
+  JobRef preemptor, victim;
+  std::optional<TimePoint> oldest_other_since;
+  RecentCounts counts;
+  bool bait;
+};
+
+TEST(BaitDetector, Decisions) {
+  const BaitConfig c;  // defaults: threshold 0.5, young 2h, repeat 3, skip_norm 1h
+  const DetectorCase cases[] = {
+      {"young placeholder displaced while another team waited 2h",
+       job(1, 0, 10, kNow - 60), job(2, 0, 0, kNow - 3000, kNow - 300), kNow - 7200,
+       {1, 1, 1}, true},
+      {"same, but nobody else waits", job(1, 0, 10, kNow - 60),
+       job(2, 0, 0, kNow - 3000, kNow - 300), std::nullopt, {1, 1, 1}, false},
+      {"other team's job is younger than the preemptor: nothing skipped",
+       job(1, 0, 10, kNow - 7200), job(2, 0, 0, kNow - 9000, kNow - 300), kNow - 60,
+       {1, 1, 1}, false},
+      {"long-running victim, first preemption, low supply", job(1, 0, 10, kNow - 60),
+       job(2, 0, 0, kNow - 90000, kNow - 86400), kNow - 7200, {1, 10, 1}, false},
+      {"cross-team is never in-team bait", job(1, 0, 10, kNow - 60),
+       job(2, 1, 0, kNow - 3000, kNow - 300), kNow - 7200, {3, 3, 3}, false},
+      {"no rank gap", job(1, 0, 5, kNow - 60), job(2, 0, 5, kNow - 3000, kNow - 300),
+       kNow - 7200, {3, 3, 3}, false},
+  };
+  for (const auto& k : cases) {
+    const auto e = judge_preemption(c, k.preemptor, k.victim, kNow, k.oldest_other_since, k.counts);
+    EXPECT_EQ(e.bait, k.bait) << k.name << ": " << e.reason;
+    EXPECT_FALSE(e.reason.empty()) << k.name;
+    EXPECT_EQ(e.bait, judge_preemption_quiet(c, k.preemptor, k.victim, kNow,
+                                             k.oldest_other_since, k.counts).bait)
+        << k.name;
+  }
+}
+
+TEST(BaitDetector, EvidenceValues) {
+  BaitConfig c;
+  c.young = 1000;
+  c.repeat = 4;
+  c.skip_norm = 1000;
+  const JobRef p = job(1, 0, 10, kNow - 100);
+  const JobRef v = job(2, 0, 0, kNow - 5000, kNow - 250);
+  const auto e = judge_preemption(c, p, v, kNow, kNow - 600, {2, 4, 1});
+  EXPECT_TRUE(e.same_team);
+  EXPECT_EQ(e.rank_gap, 10);
+  EXPECT_EQ(e.victim_run, 250);
+  EXPECT_DOUBLE_EQ(e.young, 0.75);
+  EXPECT_DOUBLE_EQ(e.repeat, 0.5);
+  EXPECT_DOUBLE_EQ(e.supply, 0.25);
+  EXPECT_EQ(e.skipped, 500);  // other waited 600 s, preemptor 100 s
+  EXPECT_DOUBLE_EQ(e.skip, 0.5);
+  EXPECT_NEAR(e.score, 0.4 * 0.75 + 0.2 * 0.5 + 0.2 * 0.25 + 0.2 * 0.5, 1e-12);
+  EXPECT_NE(e.reason.find("young=0.75"), std::string::npos) << e.reason;
+  EXPECT_NE(e.reason.find("skipped=0.50 (500s"), std::string::npos) << e.reason;
+}
+
+TEST(BaitDetector, EvidenceIsClampedToUnitInterval) {
+  BaitConfig c;
+  const JobRef p = job(1, 0, 10, kNow);
+  const JobRef v = job(2, 0, 0, kNow, kNow + 500);  // "started in the future"
+  const auto e = judge_preemption(c, p, v, kNow, kNow - 100000, {100, 1, 50});
+  for (double x : {e.young, e.repeat, e.supply, e.skip}) {
+    EXPECT_GE(x, 0.0);
+    EXPECT_LE(x, 1.0);
+  }
+}
+
+TEST(BaitDetector, ThresholdAndWeightsAreConfigDriven) {
+  const JobRef p = job(1, 0, 10, kNow - 60);
+  const JobRef v = job(2, 0, 0, kNow - 3000, kNow - 300);
+  BaitConfig c;
+  c.threshold = 0.99;
+  EXPECT_FALSE(judge_preemption(c, p, v, kNow, kNow - 7200, {1, 1, 1}).bait);
+  c.threshold = 0.1;
+  c.w_young = c.w_repeat = c.w_supply = 0;
+  c.w_skip = 1;
+  EXPECT_TRUE(judge_preemption(c, p, v, kNow, kNow - 7200, {0, 0, 0}).bait);
+}
+
+}  // namespace
+}  // namespace gpufair
