@@ -1,0 +1,46 @@
+#!/bin/bash
+# gpufair-show against a state file made through the C API: table, JSON,
+# and clear errors for missing and corrupt files.
+set -euo pipefail
+show=$1 make_state=$2 dir=$3
+rm -rf "$dir" && mkdir -p "$dir"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$make_state" "$dir/gpufair.state" || fail "make_state"
+export SLURM_CONF=/nonexistent/slurm.conf
+
+out=$("$show" --now 1600 "$dir/gpufair.state")
+echo "$out"
+grep -qE '^teama +[0-9.]+' <<<"$out" || fail "no teama row"
+grep -qE '^teamb +[0-9.]+' <<<"$out" || fail "no teamb row"
+grep -q 'job 8 preempted job 3: BAIT' <<<"$out" || fail "bait decision not shown"
+
+json=$("$show" --json --now 1600 "$dir/gpufair.state")
+python3 - "$json" <<'PY' || fail "JSON check"
+import json, sys
+d = json.loads(sys.argv[1])
+t = {x["name"]: x for x in d["teams"]}
+assert set(t) == {"teama", "teamb"}, t.keys()
+a, b = t["teama"], t["teamb"]
+# teamb ran 16 GPUs for 1400 s (decayed), teama 8 GPUs for 11 s + the skip charge.
+assert b["gpu_hours"] > 0 and a["gpu_hours"] > 0, (a, b)
+assert a["penalty"] > 0 and a["bait_detections"] == 1, a
+assert a["effective_fairshare"] < a["fairshare"], a
+assert b["penalty"] == 0 and b["decisions"] == [], b
+dec = a["decisions"][-1]
+assert dec["bait"] and dec["preemptor"] == 8 and dec["victim"] == 3, dec
+assert "skipped" in dec["reason"], dec
+print("json ok:", {k: (v["gpu_hours"], v["effective_fairshare"], v["penalty"]) for k, v in t.items()})
+PY
+
+# Errors: a clear message and a non-zero exit, never a crash.
+if msg=$("$show" "$dir/missing.state" 2>&1); then fail "missing file accepted"; fi
+grep -q "cannot open state file" <<<"$msg" || fail "missing: $msg"
+head -c 20 "$dir/gpufair.state" > "$dir/trunc.state"
+if msg=$("$show" "$dir/trunc.state" 2>&1); then fail "truncated file accepted"; fi
+echo "truncated: $msg"
+printf 'GPUFAIR1garbage-garbage-garbage-garbage' > "$dir/bad.state"
+if msg=$("$show" "$dir/bad.state" 2>&1); then fail "corrupt file accepted"; fi
+echo "corrupt: $msg"
+if "$show" --decisions x "$dir/gpufair.state" 2>/dev/null; then fail "bad --decisions accepted"; fi
+echo "OK: gpufair-show"
