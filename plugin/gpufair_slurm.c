@@ -6,59 +6,12 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
+#include <stdio.h>
 
 #include "src/common/assoc_mgr.h"
 #include "src/common/xstring.h"
 
 #include "gpufair_slurm.h"
-
-/* Is [s, s+n) equal to key, ignoring case? */
-static bool _key_eq(const char *s, size_t n, const char *key)
-{
-	return strlen(key) == n && !strncasecmp(s, key, n);
-}
-
-extern double gf_billing_weight(const char *weights, const char *type,
-				double dflt)
-{
-	char want[160];
-	const char *p = weights;
-
-	if (!weights || !*weights)
-		return dflt;
-	if (type && *type)
-		snprintf(want, sizeof(want), "GRES/gpu:%s", type);
-	else
-		snprintf(want, sizeof(want), "GRES/gpu");
-
-	while (p && *p) {
-		const char *end = strchr(p, ',');
-		const char *eq = strchr(p, '=');
-		size_t n = end ? (size_t)(end - p) : strlen(p);
-
-		while (n && isspace((unsigned char)*p)) {
-			p++;
-			n--;
-		}
-		if (eq && (!end || eq < end)) {
-			size_t klen = (size_t)(eq - p);
-
-			while (klen && isspace((unsigned char)p[klen - 1]))
-				klen--;
-			if (_key_eq(p, klen, want)) {
-				char *stop = NULL;
-				double v = strtod(eq + 1, &stop);
-
-				if (stop != eq + 1 && v >= 0 && v == v)
-					return v;
-				return dflt;
-			}
-		}
-		p = end ? end + 1 : NULL;
-	}
-	return dflt;
-}
 
 /* Collect the chain of account associations from assoc up to (excluding)
  * root: chain[0] is the deepest account. Returns its length. */
@@ -122,11 +75,11 @@ extern const slurmdb_assoc_rec_t *gf_team_assoc(
 	return chain[n - team_level];
 }
 
-extern void gf_gpu_map_build(gf_gpu_map_t *map, const char *billing_weights)
+extern void gf_gpu_map_build(gf_gpu_map_t *map, const char *describe)
 {
 	memset(map, 0, sizeof(*map));
 	map->gpu_pos = -1;
-	map->untyped_weight = gf_billing_weight(billing_weights, NULL, 1.0);
+	map->untyped_weight = gf_describe_double(describe, "gpu_weight", 1.0);
 	map->tres_cnt = (int)g_tres_count;
 
 	if (!assoc_mgr_tres_array)
@@ -140,10 +93,12 @@ extern void gf_gpu_map_build(gf_gpu_map_t *map, const char *billing_weights)
 			map->gpu_pos = (int)i;
 		} else if (!xstrncasecmp(t->name, "gpu:", 4) &&
 			   map->ntyped < GF_MAX_TYPED) {
+			char key[160];
+
+			snprintf(key, sizeof(key), "gpu_weight:%s", t->name + 4);
 			map->typed_pos[map->ntyped] = (int)i;
-			map->typed_weight[map->ntyped] = gf_billing_weight(
-				billing_weights, t->name + 4,
-				map->untyped_weight);
+			map->typed_weight[map->ntyped] = gf_describe_double(
+				describe, key, map->untyped_weight);
 			map->ntyped++;
 		}
 	}
@@ -245,6 +200,19 @@ extern long gf_describe_long(const char *text, const char *key, long dflt)
 		return dflt;
 	r = strtol(v, &end, 10);
 	return (end == v) ? dflt : r;
+}
+
+extern double gf_describe_double(const char *text, const char *key,
+				 double dflt)
+{
+	const char *v = text ? _describe_find(text, key) : NULL;
+	char *end = NULL;
+	double r;
+
+	if (!v)
+		return dflt;
+	r = strtod(v, &end);
+	return (end == v || r != r || r < 0) ? dflt : r;
 }
 
 extern void gf_describe_str(const char *text, const char *key, char *buf,

@@ -34,18 +34,9 @@ typedef struct {
 	int ntyped;
 	int typed_pos[GF_MAX_TYPED];      /* gres/gpu:<type> positions */
 	double typed_weight[GF_MAX_TYPED];
-	double untyped_weight;            /* GRES/gpu weight, default 1.0 */
+	double untyped_weight;            /* gpu_weight, default 1.0 */
 	int tres_cnt;                     /* length of the TRES arrays */
 } gf_gpu_map_t;
-
-/*
- * Weight of GRES/gpu[:type] in a TRESBillingWeights string
- * ("CPU=1.0,GRES/gpu=2,GRES/gpu:a100=4"). type NULL or "" asks for the
- * untyped weight. Returns dflt when the key is absent or the value is not a
- * non-negative number. Pure; exposed for unit tests.
- */
-extern double gf_billing_weight(const char *weights, const char *type,
-				double dflt);
 
 /*
  * Account path below root of an association, '/'-separated and lower case
@@ -68,9 +59,12 @@ extern const slurmdb_assoc_rec_t *gf_team_assoc(
 
 /*
  * Build the GPU map from assoc_mgr_tres_array (caller holds the TRES read
- * lock) and a TRESBillingWeights string (may be NULL).
+ * lock) and the weights of the core's effective configuration (the text of
+ * gpufair_config_describe(): gpu_weight=W and gpu_weight:<type>=W, which
+ * the core derived from TRESBillingWeights and PriorityParameters). NULL
+ * text weights every GPU 1.
  */
-extern void gf_gpu_map_build(gf_gpu_map_t *map, const char *billing_weights);
+extern void gf_gpu_map_build(gf_gpu_map_t *map, const char *describe);
 
 /*
  * Weighted GPUs of a job: allocated when it has an allocation, else
@@ -94,6 +88,8 @@ extern void gf_job_fill(gpufair_job_t *out, const job_record_t *job,
  * copies into buf (empty when absent).
  */
 extern long gf_describe_long(const char *text, const char *key, long dflt);
+extern double gf_describe_double(const char *text, const char *key,
+				 double dflt);
 extern void gf_describe_str(const char *text, const char *key, char *buf,
 			    size_t len);
 

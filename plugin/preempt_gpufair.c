@@ -75,6 +75,7 @@ static pthread_mutex_t recorded_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Configuration cached from the shared engine, refreshed when slurm.conf
  * changes (slurm_conf.last_update), as node_scheduler.c does for its own. */
 static time_t conf_seen = -1;
+static gpufair_engine_t *conf_engine;
 static int team_level = 1;
 static bool any_team;
 static gf_gpu_map_t gpus;
@@ -123,21 +124,21 @@ static void _refresh_conf(gpufair_engine_t *e)
 	char desc[8192];
 	assoc_mgr_lock_t tres_read = { .tres = READ_LOCK };
 
-	if (conf_seen == slurm_conf.last_update)
+	if (conf_seen == slurm_conf.last_update && conf_engine == e)
 		return;
 	conf_seen = slurm_conf.last_update;
+	conf_engine = e;
 	if (e && gpufair_config_describe(e, desc, sizeof(desc)) == GPUFAIR_OK) {
 		team_level = (int)gf_describe_long(desc, "team_level", 1);
 		any_team = gpufair_preempt_any_team(e) == 1;
 	} else {
+		desc[0] = '\0';
 		team_level = 1;
 		any_team = false;
 	}
 	assoc_mgr_lock(&tres_read);
-	/* GPU counts only matter to the core's bait judgement; the billing
-	 * weights are the priority plugin's business, so count raw GPUs of
-	 * each type at weight 1 unless the partition says otherwise. */
-	gf_gpu_map_build(&gpus, NULL);
+	/* The same GPU weights as priority/gpufair (from the shared core). */
+	gf_gpu_map_build(&gpus, desc);
 	assoc_mgr_unlock(&tres_read);
 	log_flag(PRIO, "%s: team_level=%d preempt_scope=%s engine=%s",
 		 plugin_type, team_level, any_team ? "any" : "team",

@@ -81,6 +81,7 @@ static struct {
 	uint16_t flags;               /* PriorityFlags */
 	char state_path[PATH_MAX];
 	char *billing_weights;        /* TRESBillingWeights given to the core */
+	char describe[8192];          /* effective config (config_describe) */
 
 	/* Read on hot paths, rebuilt by the cycle: guarded by map_lock. */
 	pthread_rwlock_t map_lock;
@@ -162,10 +163,11 @@ static char *_billing_weights_locked(void)
 /* Derived settings from the core's effective configuration; logs it. */
 static void _after_config(const char *why)
 {
-	char desc[8192], file[PATH_MAX];
+	char desc[sizeof(g.describe)], file[PATH_MAX];
 
 	if (gpufair_config_describe(g.engine, desc, sizeof(desc)) != GPUFAIR_OK)
 		desc[0] = '\0';
+	memcpy(g.describe, desc, sizeof(desc));
 	g.team_level = (int)gf_describe_long(desc, "team_level", 1);
 	gf_describe_str(desc, "state_file", file, sizeof(file));
 	if (file[0])
@@ -409,15 +411,14 @@ static void _refresh_gpus_locked(void)
 			xfree(w);
 			return;
 		}
-		info("%s: TRESBillingWeights now %s", plugin_type,
-		     w ? w : "(none)");
 		xfree(g.billing_weights);
 		g.billing_weights = w;
+		_after_config("TRESBillingWeights changed");
 	} else {
 		xfree(w);
 	}
 	pthread_rwlock_wrlock(&g.map_lock);
-	gf_gpu_map_build(&g.gpus, g.billing_weights);
+	gf_gpu_map_build(&g.gpus, g.describe);
 	pthread_rwlock_unlock(&g.map_lock);
 	if (g.gpus.gpu_pos >= 0 && assoc_mgr_tres_array &&
 	    assoc_mgr_tres_array[g.gpus.gpu_pos])
@@ -670,7 +671,7 @@ extern GF_EXPORT int init(void)
 	_after_config("init");
 
 	assoc_mgr_lock(&tres_read);
-	gf_gpu_map_build(&g.gpus, g.billing_weights);
+	gf_gpu_map_build(&g.gpus, g.describe);
 	assoc_mgr_unlock(&tres_read);
 	if (g.gpus.gpu_pos < 0)
 		info("%s: no gres/gpu TRES (add it to AccountingStorageTRES); every job costs 0 GPU-hours",
