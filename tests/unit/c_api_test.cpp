@@ -1,35 +1,231 @@
-// The C API as the Slurm plugins use it: error codes, messages, NULLs, and
-// the process-wide engine.
+// The C API as the Slurm plugins use it: error codes, messages, NULLs, state
+// files and the process-wide engine. Linked against libgpufair.so.
 #include "gpufair/c_api.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace {
 
-TEST(CApiSmoke, EngineLifecycleAndGlobal) {
-  char err[512] = "";
-  gpufair_engine_t* e = gpufair_engine_new("bait_threshold=0.6", nullptr, err, sizeof err);
-  ASSERT_NE(e, nullptr) << err;
-  gpufair_global_set(e);
-  EXPECT_EQ(gpufair_global_get(), e);
-  const int32_t team = gpufair_team_id(e, "teama");
-  EXPECT_GE(team, 0);
-  EXPECT_EQ(gpufair_cycle_begin(e, 1000), GPUFAIR_OK);
-  EXPECT_EQ(gpufair_cycle_end(e, 1000), GPUFAIR_OK);
-  gpufair_prio_input_t in{};
-  in.team = team;
-  in.eligible_time = 500;
-  EXPECT_GT(gpufair_priority(e, &in, 1000, nullptr), 1u);
-  gpufair_engine_free(e);
-  EXPECT_EQ(gpufair_global_get(), nullptr);
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+struct EngineHandle {
+  explicit EngineHandle(const char* params = nullptr, const gpufair_knobs_t* knobs = nullptr) {
+    e = gpufair_engine_new(params, knobs, err, sizeof err);
+  }
+  ~EngineHandle() { gpufair_engine_free(e); }
+  gpufair_engine_t* e = nullptr;
+  char err[1024] = "";
+};
+
+gpufair_job_t job(uint64_t id, int32_t team, int32_t rank, double gpus, int64_t submit,
+                  int64_t start = 0) {
+  gpufair_job_t j{};
+  j.job_id = id;
+  j.team = team;
+  j.rank = rank;
+  j.gpus = gpus;
+  j.submit_time = submit;
+  j.start_time = start;
+  return j;
 }
 
-TEST(CApiSmoke, BadConfigIsReported) {
-  char err[512] = "";
-  EXPECT_EQ(gpufair_engine_new("half_lfe=7d", nullptr, err, sizeof err), nullptr);
-  EXPECT_NE(std::string(err).find("half_life"), std::string::npos) << err;
+TEST(CApi, Version) { EXPECT_STREQ(gpufair_version(), "0.1.0"); }
+
+TEST(CApi, ConfigCheck) {
+  char err[512] = "x";
+  EXPECT_EQ(gpufair_config_check(nullptr, nullptr, err, sizeof err), GPUFAIR_OK);
+  EXPECT_STREQ(err, "");
+  EXPECT_EQ(gpufair_config_check("half_lfe=7d,team_level=0", nullptr, err, sizeof err),
+            GPUFAIR_ERR_CONFIG);
+  EXPECT_TRUE(contains(err, "did you mean 'half_life'")) << err;
+  EXPECT_TRUE(contains(err, "team_level='0'")) << err;
+  // NULL or tiny buffers are fine: the message is dropped or truncated.
+  EXPECT_EQ(gpufair_config_check("bogus=1", nullptr, nullptr, 0), GPUFAIR_ERR_CONFIG);
+  char tiny[8];
+  EXPECT_EQ(gpufair_config_check("bogus=1", nullptr, tiny, sizeof tiny), GPUFAIR_ERR_CONFIG);
+  EXPECT_EQ(std::string(tiny).size(), 7u);
+}
+
+TEST(CApi, Knobs) {
+  gpufair_knobs_t k{};
+  k.knobs_set = 1;
+  k.decay_half_life_s = 0;  // PriorityDecayHalfLife=0: no decay, not "default"
+  k.usage_reset_period = GPUFAIR_RESET_QUARTERLY;
+  k.weight_fairshare = 777;
+  k.tres_billing_weights = "CPU=1,GRES/gpu:a100=2.5";
+  EngineHandle h(nullptr, &k);
+  ASSERT_NE(h.e, nullptr) << h.err;
+  EXPECT_EQ(gpufair_calc_period(h.e), 300);  // 0 = Slurm's default
+  char buf[4096];
+  ASSERT_EQ(gpufair_config_describe(h.e, buf, sizeof buf), GPUFAIR_OK);
+  EXPECT_TRUE(contains(buf, "half_life=0\n")) << buf;
+  EXPECT_TRUE(contains(buf, "usage_reset=quarterly\n")) << buf;
+  EXPECT_TRUE(contains(buf, "weight_fairshare=777\n")) << buf;
+  EXPECT_TRUE(contains(buf, "gpu_weight:a100=2.5\n")) << buf;
+  char small[16];
+  EXPECT_EQ(gpufair_config_describe(h.e, small, sizeof small), GPUFAIR_ERR_ARG);
+  EXPECT_EQ(gpufair_config_describe(nullptr, buf, sizeof buf), GPUFAIR_ERR_ARG);
+
+  k.usage_reset_period = 42;
+  char err[512];
+  EXPECT_EQ(gpufair_config_check(nullptr, &k, err, sizeof err), GPUFAIR_ERR_CONFIG);
+  EXPECT_TRUE(contains(err, "PriorityUsageResetPeriod='42'")) << err;
+}
+
+TEST(CApi, ReconfigureKeepsOldConfigOnError) {
+  EngineHandle h("calc_period=60,preempt_scope=any");
+  ASSERT_NE(h.e, nullptr) << h.err;
+  EXPECT_EQ(gpufair_preempt_any_team(h.e), 1);
+  char err[512];
+  EXPECT_EQ(gpufair_engine_reconfigure(h.e, "calc_period=abc", nullptr, err, sizeof err),
+            GPUFAIR_ERR_CONFIG);
+  EXPECT_TRUE(contains(err, "calc_period='abc'")) << err;
+  EXPECT_EQ(gpufair_calc_period(h.e), 60);
+  EXPECT_EQ(gpufair_engine_reconfigure(h.e, "calc_period=2m", nullptr, err, sizeof err), GPUFAIR_OK);
+  EXPECT_EQ(gpufair_calc_period(h.e), 120);
+  EXPECT_EQ(gpufair_preempt_any_team(h.e), 0);
+  EXPECT_EQ(gpufair_engine_reconfigure(nullptr, "", nullptr, err, sizeof err), GPUFAIR_ERR_ARG);
+}
+
+TEST(CApi, NullAndBadArguments) {
+  EngineHandle h;
+  ASSERT_NE(h.e, nullptr);
+  EXPECT_EQ(gpufair_team_id(h.e, nullptr), -1);
+  EXPECT_EQ(gpufair_team_id(h.e, ""), -1);
+  EXPECT_EQ(gpufair_team_id(nullptr, "a"), -1);
+  EXPECT_EQ(gpufair_team_count(nullptr), 0);
+  EXPECT_EQ(gpufair_set_shares(h.e, 3, 1.0), GPUFAIR_ERR_ARG);
+  const int32_t a = gpufair_team_id(h.e, "a/b");
+  EXPECT_EQ(gpufair_set_shares(h.e, a, std::nan("")), GPUFAIR_ERR_ARG);
+  EXPECT_EQ(gpufair_set_shares(h.e, a, 2.0), GPUFAIR_OK);
+  EXPECT_EQ(gpufair_set_cluster_gpus(h.e, -3), GPUFAIR_ERR_ARG);
+  EXPECT_EQ(gpufair_set_cluster_gpus(nullptr, 3), GPUFAIR_ERR_ARG);
+  EXPECT_EQ(gpufair_cycle_begin(nullptr, 0), GPUFAIR_ERR_ARG);
+  EXPECT_EQ(gpufair_cycle_end(nullptr, 0), GPUFAIR_ERR_ARG);
+  EXPECT_EQ(gpufair_observe_running(h.e, nullptr), GPUFAIR_ERR_ARG);
+  EXPECT_EQ(gpufair_observe_pending(h.e, nullptr), GPUFAIR_ERR_ARG);
+  const gpufair_job_t bad = job(1, 99, 0, 1, 0, 0);
+  EXPECT_EQ(gpufair_observe_running(h.e, &bad), GPUFAIR_ERR_ARG);
+  EXPECT_EQ(gpufair_observe_pending(h.e, &bad), GPUFAIR_ERR_ARG);
+  EXPECT_EQ(gpufair_job_ended(nullptr, 1, 0), GPUFAIR_ERR_ARG);
+  EXPECT_EQ(gpufair_job_ended(h.e, 12345, 0), GPUFAIR_OK);  // unknown id: ignored
+  EXPECT_EQ(gpufair_priority(nullptr, nullptr, 0, nullptr), 1u);
+  char reason[256];
+  const gpufair_job_t j = job(1, a, 0, 1, 0, 0);
+  EXPECT_EQ(gpufair_preempt_allowed(nullptr, &j, &j, 0, reason, sizeof reason), -GPUFAIR_ERR_ARG);
+  EXPECT_EQ(gpufair_record_preemption(h.e, nullptr, &j, 0, reason, sizeof reason), -GPUFAIR_ERR_ARG);
+  EXPECT_TRUE(contains(reason, "NULL")) << reason;
+  EXPECT_EQ(gpufair_record_preemption(h.e, &bad, &j, 0, reason, sizeof reason), -GPUFAIR_ERR_ARG);
+  EXPECT_TRUE(contains(reason, "unknown team id 99")) << reason;
+  gpufair_team_report_t r;
+  EXPECT_EQ(gpufair_team_report(h.e, 99, 0, &r), GPUFAIR_ERR_ARG);
+  EXPECT_EQ(gpufair_team_report(h.e, a, 0, nullptr), GPUFAIR_ERR_ARG);
+  gpufair_engine_free(nullptr);  // no-op
+}
+
+TEST(CApi, CyclePriorityPreemptionAndReport) {
+  EngineHandle h("half_life=0");
+  ASSERT_NE(h.e, nullptr);
+  const int32_t gamer = gpufair_team_id(h.e, "gamer");
+  const int32_t other = gpufair_team_id(h.e, "other");
+  EXPECT_EQ(gpufair_team_count(h.e), 2);
+  const int64_t t0 = 1'700'000'000;
+  const gpufair_job_t waiting = job(1, other, 0, 8, t0 - 7200);
+  const gpufair_job_t holder = job(2, gamer, 0, 8, t0 - 900, t0 - 600);
+  ASSERT_EQ(gpufair_cycle_begin(h.e, t0), GPUFAIR_OK);
+  ASSERT_EQ(gpufair_observe_running(h.e, &holder), GPUFAIR_OK);
+  ASSERT_EQ(gpufair_observe_pending(h.e, &waiting), GPUFAIR_OK);
+  ASSERT_EQ(gpufair_cycle_end(h.e, t0), GPUFAIR_OK);
+
+  gpufair_prio_input_t in{};
+  in.team = gamer;
+  in.eligible_time = t0 - 100;
+  gpufair_factors_t f{};
+  const uint32_t p = gpufair_priority(h.e, &in, t0, &f);
+  EXPECT_EQ(p, f.priority);
+  EXPECT_GT(p, 1u);
+  EXPECT_LT(f.fairshare, 1.0);  // 8 GPUs x 600 s charged from the holder's start
+
+  char reason[1024];
+  const gpufair_job_t cross = job(3, other, 10, 8, t0);
+  EXPECT_EQ(gpufair_preempt_allowed(h.e, &cross, &holder, t0, reason, sizeof reason), 0);
+  EXPECT_TRUE(contains(reason, "cross-team")) << reason;
+  EXPECT_EQ(gpufair_preempt_allowed(h.e, &cross, &holder, t0, nullptr, 0), 0);
+  const gpufair_job_t urgent = job(4, gamer, 10, 8, t0 - 60);
+  EXPECT_EQ(gpufair_preempt_allowed(h.e, &urgent, &holder, t0, reason, sizeof reason), 1);
+  EXPECT_EQ(gpufair_record_preemption(h.e, &urgent, &holder, t0, reason, sizeof reason), 1);
+  EXPECT_TRUE(contains(reason, "bait")) << reason;
+
+  gpufair_team_report_t r;
+  ASSERT_EQ(gpufair_team_report(h.e, gamer, t0, &r), GPUFAIR_OK);
+  EXPECT_STREQ(r.name, "gamer");
+  EXPECT_GT(r.penalty, 0);
+  EXPECT_EQ(r.bait_detections, 1u);
+  EXPECT_EQ(r.in_team_preemptions, 1u);
+  EXPECT_LT(r.effective_fairshare, r.fairshare);
+  // Now penalised: the same kind of preemption is refused before it happens.
+  const gpufair_job_t holder2 = job(5, gamer, 0, 8, t0 - 900, t0 - 300);
+  EXPECT_EQ(gpufair_preempt_allowed(h.e, &urgent, &holder2, t0, reason, sizeof reason), 0);
+  EXPECT_TRUE(contains(reason, "bait_block=penalized")) << reason;
+}
+
+class CApiState : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/gpufair-capi-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string dir_;
+};
+
+TEST_F(CApiState, SaveLoadAndErrors) {
+  const std::string path = dir_ + "/gpufair.state";
+  char err[512];
+  EngineHandle a("half_life=0");
+  const int32_t t = gpufair_team_id(a.e, "a");
+  const gpufair_job_t j = job(1, t, 0, 2, 1000, 1000);
+  gpufair_cycle_begin(a.e, 1100);
+  gpufair_observe_running(a.e, &j);
+  gpufair_cycle_end(a.e, 1100);
+  ASSERT_EQ(gpufair_state_save(a.e, path.c_str(), err, sizeof err), GPUFAIR_OK) << err;
+
+  EngineHandle b("half_life=0");
+  ASSERT_EQ(gpufair_state_load(b.e, path.c_str(), err, sizeof err), GPUFAIR_OK) << err;
+  gpufair_team_report_t r;
+  ASSERT_EQ(gpufair_team_report(b.e, gpufair_team_id(b.e, "a"), 1100, &r), GPUFAIR_OK);
+  EXPECT_DOUBLE_EQ(r.usage_gpu_s, 200);
+
+  EXPECT_EQ(gpufair_state_load(b.e, (dir_ + "/missing").c_str(), err, sizeof err), GPUFAIR_ERR_IO);
+  EXPECT_TRUE(contains(err, "No such file")) << err;
+  { std::ofstream(path, std::ios::binary | std::ios::trunc) << "GPUFAIR1garbage"; }
+  EXPECT_EQ(gpufair_state_load(b.e, path.c_str(), err, sizeof err), GPUFAIR_ERR_STATE);
+  EXPECT_TRUE(contains(err, path)) << err;
+  EXPECT_TRUE(contains(err, "truncated")) << err;
+  EXPECT_EQ(gpufair_state_save(a.e, (dir_ + "/no/such/dir/f").c_str(), err, sizeof err), GPUFAIR_ERR_IO);
+  EXPECT_EQ(gpufair_state_save(a.e, nullptr, err, sizeof err), GPUFAIR_ERR_ARG);
+  EXPECT_EQ(gpufair_state_load(nullptr, path.c_str(), err, sizeof err), GPUFAIR_ERR_ARG);
+}
+
+TEST(CApi, OneGlobalEngine) {
+  EXPECT_EQ(gpufair_global_get(), nullptr);
+  char err[256];
+  gpufair_engine_t* e = gpufair_engine_new(nullptr, nullptr, err, sizeof err);
+  ASSERT_NE(e, nullptr);
+  gpufair_global_set(e);
+  EXPECT_EQ(gpufair_global_get(), e);
+  gpufair_global_set(nullptr);
+  EXPECT_EQ(gpufair_global_get(), nullptr);
+  gpufair_global_set(e);
+  gpufair_engine_free(e);  // freeing the registered engine clears the global
+  EXPECT_EQ(gpufair_global_get(), nullptr);
 }
 
 }  // namespace
