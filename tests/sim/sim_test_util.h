@@ -1,0 +1,71 @@
+// Helpers shared by the simulator tests: temporary files and running a
+// scenario or a small inline trace through one policy.
+#pragma once
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+#include "gpufair/config.h"
+#include "run_result.h"
+#include "scenario.h"
+#include "simulator.h"
+#include "trace_csv.h"
+
+namespace gpufair::sim::testing {
+
+inline std::string scenario_path(const std::string& name) {
+  return std::string(GPUFAIR_SIM_SCENARIOS) + "/" + name + ".yaml";
+}
+
+// A file under the test's temporary directory, removed at destruction.
+class TempFile {
+ public:
+  explicit TempFile(const std::string& contents, const std::string& suffix = ".csv") {
+    static int counter = 0;
+    path_ = (std::filesystem::temp_directory_path() /
+             ("gpufair-sim-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + suffix))
+                .string();
+    std::ofstream(path_) << contents;
+  }
+  ~TempFile() { std::filesystem::remove(path_); }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+inline Config config_from(const std::vector<std::pair<std::string, std::string>>& params) {
+  std::string s;
+  for (const auto& [k, v] : params) s += (s.empty() ? "" : ",") + k + "=" + v;
+  auto c = parse_config(s);
+  if (!c) throw std::runtime_error("bad test config: " + c.error().message);
+  return *c;
+}
+
+inline RunResult run_scenario(const std::string& name, const std::string& policy, std::uint64_t seed = 0) {
+  auto sc = load_scenario(scenario_path(name), seed);
+  return simulate(sc.workload, policy, config_from(sc.policy_params), sc.options);
+}
+
+inline RunResult run_trace(const std::string& csv, const std::string& policy, SimOptions options,
+                           const std::string& params = "calc_period=60") {
+  TempFile f(csv);
+  Workload w;
+  w.source = open_trace(f.path(), w, {});
+  auto c = parse_config(params);
+  if (!c) throw std::runtime_error("bad test config: " + c.error().message);
+  return simulate(w, policy, *c, options);
+}
+
+inline const TeamResult& team(const RunResult& r, const std::string& name) {
+  for (const auto& t : r.teams)
+    if (t.name == name) return t;
+  throw std::runtime_error("no team " + name);
+}
+
+}  // namespace gpufair::sim::testing
