@@ -83,7 +83,8 @@ static struct {
 	char *billing_weights;        /* TRESBillingWeights given to the core */
 	char describe[8192];          /* effective config (config_describe) */
 
-	/* Read on hot paths, rebuilt by the cycle: guarded by map_lock. */
+	/* Read on hot paths, rebuilt by the cycle thread: guarded by map_lock
+	 * (the cycle thread, the only writer, reads them without it). */
 	pthread_rwlock_t map_lock;
 	gf_gpu_map_t gpus;
 	int32_t *team_of_assoc;       /* assoc id -> team id (-1 unknown) */
@@ -257,15 +258,14 @@ static int32_t _team_of_assoc_locked(const slurmdb_assoc_rec_t *assoc)
 
 /* Team of a job. Cached by association id (rebuilt every cycle); a miss
  * (an association newer than the last cycle) walks the account tree.
- * Caller holds the assoc READ lock; map_lock is taken here. */
+ * Caller holds the assoc READ lock and map_lock for reading (or is the
+ * cycle thread, the only writer of the map). */
 static int32_t _job_team_locked(const job_record_t *job)
 {
 	int32_t team = -1;
 
-	pthread_rwlock_rdlock(&g.map_lock);
 	if (job->assoc_id < g.team_of_assoc_len)
 		team = g.team_of_assoc[job->assoc_id];
-	pthread_rwlock_unlock(&g.map_lock);
 	if (team >= 0)
 		return team;
 	if (job->assoc_ptr)
@@ -289,9 +289,7 @@ static void _prio_input(gpufair_prio_input_t *in, const job_record_t *job,
 {
 	memset(in, 0, sizeof(*in));
 	in->team = team;
-	pthread_rwlock_rdlock(&g.map_lock);
 	in->gpus = gf_job_gpus(&g.gpus, job);
-	pthread_rwlock_unlock(&g.map_lock);
 	in->eligible_time = gf_job_eligible(
 		job, g.flags & PRIORITY_FLAGS_ACCRUE_ALWAYS);
 	if (job->qos_ptr && job->qos_ptr->usage)
@@ -310,7 +308,8 @@ static void _prio_input(gpufair_prio_input_t *in, const job_record_t *job,
 }
 
 /* Compute a pending job's priority and store the sprio breakdown. Caller
- * holds the job WRITE lock and assoc/qos READ (or stronger). */
+ * holds the job WRITE lock, assoc/qos READ (or stronger) and map_lock for
+ * reading (or is the cycle thread). */
 static uint32_t _set_job_priority_locked(job_record_t *job, time_t now)
 {
 	gpufair_prio_input_t in;
@@ -452,9 +451,7 @@ static int _observe_job(void *x, void *arg)
 
 		if (team < 0)
 			return 0; /* no account: nothing to charge */
-		pthread_rwlock_rdlock(&g.map_lock);
 		gf_job_fill(&j, job, team, &g.gpus);
-		pthread_rwlock_unlock(&g.map_lock);
 		/* A resumed job is charged from its resume on. */
 		if (job->suspend_time > job->start_time)
 			j.start_time = (int64_t)job->suspend_time;
@@ -465,9 +462,7 @@ static int _observe_job(void *x, void *arg)
 
 		if (team < 0)
 			return 0;
-		pthread_rwlock_rdlock(&g.map_lock);
 		gf_job_fill(&j, job, team, &g.gpus);
-		pthread_rwlock_unlock(&g.map_lock);
 		j.eligible_time = gf_job_eligible(
 			job, g.flags & PRIORITY_FLAGS_ACCRUE_ALWAYS);
 		if (gpufair_observe_pending(g.engine, &j) == GPUFAIR_OK)
@@ -732,7 +727,9 @@ extern GF_EXPORT uint32_t priority_p_set(uint32_t last_prio, job_record_t *job_p
 		return (last_prio >= 2) ? last_prio - 1 : 1;
 
 	assoc_mgr_lock(&locks);
+	pthread_rwlock_rdlock(&g.map_lock);
 	prio = _set_job_priority_locked(job_ptr, time(NULL));
+	pthread_rwlock_unlock(&g.map_lock);
 	assoc_mgr_unlock(&locks);
 
 	debug2("%s: initial priority for %pJ is %u", plugin_type, job_ptr, prio);
