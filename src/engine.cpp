@@ -21,6 +21,7 @@
 #include "gpufair/reset_period.h"
 #include "gpufair/state.h"
 #include "gpufair/teams.h"
+#include "rw_lock.h"
 
 namespace gpufair {
 namespace {
@@ -55,7 +56,7 @@ bool finite_nonneg(double v) { return std::isfinite(v) && v >= 0; }
 }  // namespace
 
 struct Engine::Impl {
-  mutable std::shared_mutex mu;
+  mutable WriterPreferringRwLock mu;
   Config config;
   std::vector<TeamState> teams;
   std::unordered_map<std::string, TeamId> team_ids;
@@ -73,6 +74,7 @@ struct Engine::Impl {
   // The per-cycle table every priority() reads.
   std::vector<TeamFactors> factors;
   TimePoint factors_time = 0;
+  double usage_total = 0, shares_total = 0;  // as of the last recompute
   PriorityParams prio;
 
   void check_team(TeamId team, const char* what) const {
@@ -91,7 +93,8 @@ struct Engine::Impl {
   }
 
   void recompute_factors(TimePoint now) {
-    double usage_total = 0, shares_total = 0;
+    usage_total = 0;
+    shares_total = 0;
     for (const auto& t : teams) {
       usage_total += t.usage;
       shares_total += t.shares;
@@ -154,21 +157,26 @@ struct Engine::Impl {
     return c;
   }
 
-  TeamReport report(TeamId id, TimePoint now) const {
-    double usage_total = 0, shares_total = 0;
+  // Live totals (not the cached ones: reports must be exact at any time).
+  std::pair<double, double> live_totals() const {
+    double u_total = 0, s_total = 0;
     for (const auto& t : teams) {
-      usage_total += t.usage;
-      shares_total += t.shares;
+      u_total += t.usage;
+      s_total += t.shares;
     }
+    return {u_total, s_total};
+  }
+
+  TeamReport report(TeamId id, TimePoint now, double u_total, double s_total) const {
     const TeamState& t = teams[static_cast<std::size_t>(id)];
     TeamReport r;
     r.name = t.name;
     r.usage_gpu_s = t.usage;
     r.raw_usage_gpu_s = t.raw_usage;
     r.shares = t.shares;
-    r.shares_norm = shares_total > 0 ? t.shares / shares_total : 0;
-    r.usage_norm = usage_total > 0 ? t.usage / usage_total : 0;
-    r.fairshare = fair_share_factor(t.usage, usage_total, t.shares, shares_total);
+    r.shares_norm = s_total > 0 ? t.shares / s_total : 0;
+    r.usage_norm = u_total > 0 ? t.usage / u_total : 0;
+    r.fairshare = fair_share_factor(t.usage, u_total, t.shares, s_total);
     r.penalty = t.penalty.at(now, config.penalty.half_life);
     r.effective_fairshare = effective_fair_share(r.fairshare, r.penalty);
     r.bait_detections = t.bait_detections;
@@ -206,9 +214,15 @@ TeamId Engine::team_for_account(std::string_view account_path) {
   t.name = name;
   t.shares = m.config.default_shares;
   t.penalty.as_of = m.factors_time;
+  const double shares = t.shares;
   m.teams.push_back(std::move(t));
   m.team_ids.emplace(std::move(name), id);
-  m.recompute_factors(m.factors_time);
+  // A new team has no usage, so its factor is known without touching the
+  // others (whose factors move slightly with Stot; end_cycle refreshes them):
+  // keeps interning 10,000 teams linear.
+  m.shares_total += shares;
+  const double f = fair_share_factor(0, m.usage_total, shares, m.shares_total);
+  m.factors.push_back(TeamFactors{f, f, 0});
   return id;
 }
 
@@ -219,10 +233,16 @@ void Engine::set_shares(TeamId team, double shares) {
     throw std::invalid_argument("set_shares: shares must be a finite number >= 0, got " +
                                 std::to_string(shares));
   }
-  auto& t = impl_->teams[static_cast<std::size_t>(team)];
+  Impl& m = *impl_;
+  auto& t = m.teams[static_cast<std::size_t>(team)];
+  // Hosts set every team's shares each cycle: update this team's factor in
+  // O(1) from the cached totals; end_cycle recomputes all of them exactly.
+  m.shares_total += shares - t.shares;
   t.shares = shares;
   t.shares_set = true;
-  impl_->recompute_factors(impl_->factors_time);
+  TeamFactors& f = m.factors[static_cast<std::size_t>(team)];
+  f.fairshare = fair_share_factor(t.usage, m.usage_total, t.shares, m.shares_total);
+  f.effective = effective_fair_share(f.fairshare, f.penalty);
 }
 
 void Engine::set_cluster_gpus(double gpus) {
@@ -459,15 +479,17 @@ BaitDecision Engine::record_preemption(const JobRef& preemptor, const JobRef& vi
 TeamReport Engine::team_report(TeamId team, TimePoint now) const {
   std::shared_lock lock(impl_->mu);
   impl_->check_team(team, "team_report");
-  return impl_->report(team, now);
+  const auto [u_total, s_total] = impl_->live_totals();
+  return impl_->report(team, now, u_total, s_total);
 }
 
 std::vector<TeamReport> Engine::report(TimePoint now) const {
   std::shared_lock lock(impl_->mu);
   std::vector<TeamReport> out;
   out.reserve(impl_->teams.size());
+  const auto [u_total, s_total] = impl_->live_totals();
   for (std::size_t i = 0; i < impl_->teams.size(); ++i) {
-    out.push_back(impl_->report(static_cast<TeamId>(i), now));
+    out.push_back(impl_->report(static_cast<TeamId>(i), now, u_total, s_total));
   }
   return out;
 }

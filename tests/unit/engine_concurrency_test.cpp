@@ -48,7 +48,7 @@ TEST(EngineConcurrency, ReadersAndWritersTogether) {
 
   auto writer = [&] {
     JobId next = 1;
-    for (int cycle = 0; cycle < 300; ++cycle) {
+    for (int cycle = 0; cycle < 150; ++cycle) {
       const TimePoint t = now.fetch_add(60) + 60;
       engine.begin_cycle(t);
       for (int j = 0; j < 20; ++j) {

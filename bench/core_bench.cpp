@@ -1,0 +1,177 @@
+// Speed of the policy core's hot paths, measured on the same Engine the
+// plugins and the simulator drive.
+#include <benchmark/benchmark.h>
+
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gpufair/engine.h"
+#include "gpufair/priority.h"
+
+namespace gpufair {
+namespace {
+
+constexpr TimePoint kT0 = 1'700'000'000;
+
+// An engine with `teams` teams, each with one running job and some usage.
+std::unique_ptr<Engine> make_engine(int teams) {
+  auto config = parse_config("half_life=7d");
+  auto e = std::make_unique<Engine>(*config);
+  e->set_cluster_gpus(4.0 * teams);
+  for (int t = 0; t < teams; ++t) e->team_for_account("team" + std::to_string(t));
+  for (TimePoint now : {kT0, kT0 + 300}) {
+    e->begin_cycle(now);
+    for (int t = 0; t < teams; ++t) {
+      JobRef j;
+      j.id = static_cast<JobId>(t + 1);
+      j.team = t;
+      j.gpus = 1 + t % 8;
+      j.start = kT0 - 60;
+      e->observe_running(j, now);
+    }
+    e->end_cycle(now);
+  }
+  return e;
+}
+
+std::vector<PriorityInput> make_pending(std::size_t n, int teams) {
+  std::mt19937_64 rng(42);
+  std::vector<PriorityInput> jobs(n);
+  for (auto& j : jobs) {
+    j.team = static_cast<TeamId>(rng() % static_cast<unsigned>(teams));
+    j.gpus = 1 + static_cast<double>(rng() % 8);
+    j.eligible = kT0 - static_cast<TimePoint>(rng() % 86400);
+    j.qos_norm = static_cast<double>(rng() % 3) / 2.0;
+    j.nice = 0;
+  }
+  return jobs;
+}
+
+// Engine::priority: shared lock + one table load + the arithmetic.
+void BM_PriorityOneJob(benchmark::State& state) {
+  auto e = make_engine(100);
+  const auto jobs = make_pending(1024, 100);
+  std::size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(e->priority(jobs[i++ & 1023], kT0 + 600).priority);
+  }
+}
+BENCHMARK(BM_PriorityOneJob);
+
+// The arithmetic alone, for comparison with the locked call.
+void BM_ComputePriorityNoLock(benchmark::State& state) {
+  const auto jobs = make_pending(1024, 100);
+  std::vector<TeamFactors> table(100, TeamFactors{0.7, 0.5, 1.0});
+  PriorityParams p;
+  p.cluster_gpus = 400;
+  std::size_t i = 0;
+  for (auto _ : state) {
+    const auto& in = jobs[i++ & 1023];
+    benchmark::DoNotOptimize(compute_priority(in, table[static_cast<std::size_t>(in.team)], p, kT0 + 600).priority);
+  }
+}
+BENCHMARK(BM_ComputePriorityNoLock);
+
+// A full pass over 1,000,000 pending jobs: one lock, then the table reads.
+void BM_PriorityPass1M(benchmark::State& state) {
+  auto e = make_engine(1000);
+  const auto jobs = make_pending(1'000'000, 1000);
+  std::vector<std::uint32_t> out(jobs.size());
+  for (auto _ : state) {
+    e->priorities(jobs, kT0 + 600, out);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(jobs.size()));
+}
+BENCHMARK(BM_PriorityPass1M)->Unit(benchmark::kMillisecond);
+
+// The same pass job by job (what a plugin calling priority() per job pays).
+void BM_PriorityPass1MOneByOne(benchmark::State& state) {
+  auto e = make_engine(1000);
+  const auto jobs = make_pending(1'000'000, 1000);
+  for (auto _ : state) {
+    std::uint64_t sum = 0;
+    for (const auto& j : jobs) sum += e->priority(j, kT0 + 600).priority;
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(jobs.size()));
+}
+BENCHMARK(BM_PriorityPass1MOneByOne)->Unit(benchmark::kMillisecond);
+
+// One recalculation cycle over 10,000 teams, one running job each: decay,
+// charge, recompute the factor table.
+void BM_CycleOver10kTeams(benchmark::State& state) {
+  constexpr int kTeams = 10'000;
+  auto e = make_engine(kTeams);
+  TimePoint now = kT0 + 300;
+  for (auto _ : state) {
+    now += 300;
+    e->begin_cycle(now);
+    for (int t = 0; t < kTeams; ++t) {
+      JobRef j;
+      j.id = static_cast<JobId>(t + 1);
+      j.team = t;
+      j.gpus = 1 + t % 8;
+      j.start = kT0 - 60;
+      e->observe_running(j, now);
+    }
+    e->end_cycle(now);
+  }
+}
+BENCHMARK(BM_CycleOver10kTeams)->Unit(benchmark::kMicrosecond);
+
+// One detector event: judge, update memory, maybe penalise, keep the decision.
+void BM_RecordPreemption(benchmark::State& state) {
+  auto e = make_engine(100);
+  e->begin_cycle(kT0 + 600);
+  JobRef waiting;
+  waiting.team = 1;
+  waiting.submit = kT0 - 7200;
+  e->observe_pending(waiting);
+  e->end_cycle(kT0 + 600);
+  JobRef p, v;
+  p.team = v.team = 0;
+  p.rank = 10;
+  p.gpus = 8;
+  p.submit = kT0 + 500;
+  v.start = kT0 + 300;
+  JobId id = 1'000'000;
+  for (auto _ : state) {
+    p.id = ++id;
+    v.id = ++id;
+    benchmark::DoNotOptimize(e->record_preemption(p, v, kT0 + 600).bait);
+  }
+}
+BENCHMARK(BM_RecordPreemption);
+
+// The preempt plugin's predicate: cross-team pairs (the common case) and an
+// in-team pair of a penalised team (full judgement, no reason string).
+void BM_AllowPreemptionCrossTeam(benchmark::State& state) {
+  auto e = make_engine(100);
+  JobRef p, v;
+  p.team = 1;
+  v.team = 2;
+  for (auto _ : state) benchmark::DoNotOptimize(e->check_preemption(p, v, kT0 + 600, false).allowed);
+}
+BENCHMARK(BM_AllowPreemptionCrossTeam);
+
+void BM_AllowPreemptionInTeamJudged(benchmark::State& state) {
+  auto e = make_engine(100);
+  e->reconfigure(*parse_config("bait_block=always"));
+  JobRef p, v;
+  p.team = v.team = 3;
+  p.rank = 10;
+  p.submit = kT0 + 500;
+  v.id = 4;
+  v.start = kT0 + 300;
+  for (auto _ : state) benchmark::DoNotOptimize(e->check_preemption(p, v, kT0 + 600, false).allowed);
+}
+BENCHMARK(BM_AllowPreemptionInTeamJudged);
+
+}  // namespace
+}  // namespace gpufair
+
+BENCHMARK_MAIN();
