@@ -310,7 +310,8 @@ static void _prio_input(gpufair_prio_input_t *in, const job_record_t *job,
 /* Compute a pending job's priority and store the sprio breakdown. Caller
  * holds the job WRITE lock, assoc/qos READ (or stronger) and map_lock for
  * reading (or is the cycle thread). */
-static uint32_t _set_job_priority_locked(job_record_t *job, time_t now)
+static uint32_t _set_job_priority_locked(job_record_t *job, time_t now,
+					 bool verbose)
 {
 	gpufair_prio_input_t in;
 	gpufair_factors_t f;
@@ -330,7 +331,8 @@ static uint32_t _set_job_priority_locked(job_record_t *job, time_t now)
 	obj->priority_assoc = 0;
 	obj->priority_site = NICE_OFFSET; /* sprio shows site - NICE_OFFSET: 0 */
 	obj->nice = job->details ? job->details->nice : NICE_OFFSET;
-	log_flag(PRIO, "%s: %pJ team=%d gpus=%.2f age=%.3f fs=%.3f (penalty %.2f) size=%.3f part=%.3f qos=%.3f nice=%d -> %u",
+	if (verbose)
+		log_flag(PRIO, "%s: %pJ team=%d gpus=%.2f age=%.3f fs=%.3f (penalty %.2f) size=%.3f part=%.3f qos=%.3f nice=%d -> %u",
 		 plugin_type, job, in.team, in.gpus, f.age, f.fairshare,
 		 f.penalty, f.job_size, f.partition, f.qos, f.nice, prio);
 	return prio ? prio : 1;
@@ -482,7 +484,7 @@ static int _reprioritise_job(void *x, void *arg)
 	/* 0 = held; direct_set_prio = set by an admin: leave both alone. */
 	if (!job->priority || job->direct_set_prio)
 		return 0;
-	prio = _set_job_priority_locked(job, ctx->now);
+	prio = _set_job_priority_locked(job, ctx->now, false);
 	if (prio != job->priority) {
 		job->priority = prio;
 		ctx->reprioritised++;
@@ -570,13 +572,14 @@ static void _cycle(time_t now)
 	assoc_mgr_lock_t locks = {
 		.assoc = WRITE_LOCK, .qos = READ_LOCK, .tres = READ_LOCK };
 	cycle_ctx_t ctx = { .now = now, .since = g.prev_cycle };
-	struct timespec t0, t1;
+	struct timespec t0, t1, t2;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	gpufair_cycle_begin(g.engine, (int64_t)now);
 
 	lock_slurmctld(job_write_lock);
 	assoc_mgr_lock(&locks);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	_refresh_gpus_locked();
 	_refresh_teams_locked();
 	if (job_list)
@@ -592,10 +595,11 @@ static void _cycle(time_t now)
 	unlock_slurmctld(job_write_lock);
 
 	g.prev_cycle = now;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	log_flag(PRIO, "%s: cycle: %d running, %d pending, %d ended, %d re-prioritised, %d teams, %.3f ms under locks",
+	clock_gettime(CLOCK_MONOTONIC, &t2);
+	log_flag(PRIO, "%s: cycle: %d running, %d pending, %d ended, %d re-prioritised, %d teams; %.3f ms under locks (after %.3f ms waiting for them)",
 		 plugin_type, ctx.running, ctx.pending, ctx.ended,
 		 ctx.reprioritised, gpufair_team_count(g.engine),
+		 (t2.tv_sec - t1.tv_sec) * 1e3 + (t2.tv_nsec - t1.tv_nsec) / 1e6,
 		 (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
 
 	/* Disk I/O outside every slurmctld lock. */
@@ -728,7 +732,7 @@ extern GF_EXPORT uint32_t priority_p_set(uint32_t last_prio, job_record_t *job_p
 
 	assoc_mgr_lock(&locks);
 	pthread_rwlock_rdlock(&g.map_lock);
-	prio = _set_job_priority_locked(job_ptr, time(NULL));
+	prio = _set_job_priority_locked(job_ptr, time(NULL), true);
 	pthread_rwlock_unlock(&g.map_lock);
 	assoc_mgr_unlock(&locks);
 
