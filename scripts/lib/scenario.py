@@ -155,8 +155,23 @@ def submit(job):
     job.submitted_at = time.time()
 
 
-def run_workload(timed, deferred, duration, drain):
+def snapshot(path):
+    """What users see mid-run: sprio, sshare, squeue (and gpufair-show on gpufair)."""
+    parts = []
+    cmds = [["sprio", "-l"], ["sshare", "-l"], ["squeue", "-o", "%.6i %.10a %.6q %.8u %.2t %.8M %.12r %Q"]]
+    tool = find_gpufair_show()
+    if tool and policy_of_cluster() == "gpufair":
+        cmds.append([tool])
+    for c in cmds:
+        p = subprocess.run(c, capture_output=True, text=True)
+        parts.append(f"$ {' '.join(c)}\n{p.stdout}{p.stderr}")
+    with open(path, "w") as f:
+        f.write("\n".join(parts))
+
+
+def run_workload(timed, deferred, duration, drain, snap=None):
     t0 = time.time()
+    snap_at, snap_path = snap if snap else (None, None)
     pending_deferred = list(deferred)
     done_deferred = []
     i = 0
@@ -182,6 +197,10 @@ def run_workload(timed, deferred, duration, drain):
                     d.t = round(d.submitted_at - t0, 2)
                     done_deferred.append(d)
                     pending_deferred.remove(d)
+        if snap_at is not None and now >= snap_at:
+            snapshot(snap_path)
+            log(f"snapshot of sprio/sshare/squeue at {now:.0f}s: {snap_path}")
+            snap_at = None
         if now >= duration + drain:
             break
         nxt = timed[i].t if i < len(timed) else duration + drain
@@ -475,6 +494,8 @@ def main():
     r.add_argument("--drain", type=float, default=None, help="seconds after the last submission (default 2 hours)")
     r.add_argument("--seed", type=int, default=7)
     r.add_argument("--json", required=True)
+    r.add_argument("--snapshot", help="file for a mid-run snapshot of sprio -l, sshare -l, squeue, gpufair-show")
+    r.add_argument("--snapshot-at", type=float, help="seconds into the run (default 80%% of the submissions)")
     t = sub.add_parser("table")
     t.add_argument("files", nargs="+")
     s = sub.add_parser("svg")
@@ -501,7 +522,10 @@ def main():
     drain = a.drain if a.drain is not None else 2 * a.hour
     log(f"policy {policy}: scenario {a.scenario}, {len(timed) + len(deferred)} jobs over {duration:.0f}s "
         f"(+{drain:.0f}s), 1 story hour = {a.hour}s")
-    t0, t_end, jobs = run_workload(timed, deferred, duration, drain)
+    snap = None
+    if a.snapshot:
+        snap = (a.snapshot_at if a.snapshot_at is not None else 0.8 * duration, a.snapshot)
+    t0, t_end, jobs = run_workload(timed, deferred, duration, drain, snap)
     log(f"submitted {len(jobs)} jobs; cancelling what is left and collecting sacct")
     rows = cancel_and_settle(jobs)
     res = measure(policy, a.scenario, a.hour, t0, t_end, jobs, rows, wall0)
