@@ -81,6 +81,10 @@ static struct {
 	uint16_t flags;               /* PriorityFlags */
 	char state_path[PATH_MAX];
 	char *billing_weights;        /* TRESBillingWeights given to the core */
+	/* Derived from the effective configuration by _after_config(), which
+	 * reconfigure may run concurrently with the cycle: conf_mutex. It is
+	 * only ever taken innermost (never while acquiring slurmctld locks). */
+	pthread_mutex_t conf_mutex;
 	char describe[8192];          /* effective config (config_describe) */
 
 	/* Read on hot paths, rebuilt by the cycle thread: guarded by map_lock
@@ -102,6 +106,7 @@ static struct {
 } g = {
 	.team_level = 1,
 	.map_lock = PTHREAD_RWLOCK_INITIALIZER,
+	.conf_mutex = PTHREAD_MUTEX_INITIALIZER,
 	.cycle_mutex = PTHREAD_MUTEX_INITIALIZER,
 	.cycle_cond = PTHREAD_COND_INITIALIZER,
 };
@@ -168,6 +173,7 @@ static void _after_config(const char *why)
 
 	if (gpufair_config_describe(g.engine, desc, sizeof(desc)) != GPUFAIR_OK)
 		desc[0] = '\0';
+	slurm_mutex_lock(&g.conf_mutex);
 	memcpy(g.describe, desc, sizeof(desc));
 	g.team_level = (int)gf_describe_long(desc, "team_level", 1);
 	gf_describe_str(desc, "state_file", file, sizeof(file));
@@ -179,6 +185,7 @@ static void _after_config(const char *why)
 			 slurm_conf.state_save_location : ".",
 			 GF_STATE_FILE);
 	g.flags = slurm_conf.priority_flags;
+	slurm_mutex_unlock(&g.conf_mutex);
 
 	for (char *p = desc; *p; p++)
 		if (*p == '\n')
@@ -232,14 +239,16 @@ static void _load_state(void)
 
 static void _save_state(void)
 {
-	char err[1024];
+	char err[1024], path[PATH_MAX];
 
 	if (!g.engine)
 		return;
-	if (gpufair_state_save(g.engine, g.state_path, err, sizeof(err)) !=
-	    GPUFAIR_OK)
-		error("%s: saving state to %s failed: %s", plugin_type,
-		      g.state_path, err);
+	slurm_mutex_lock(&g.conf_mutex);
+	memcpy(path, g.state_path, sizeof(path));
+	slurm_mutex_unlock(&g.conf_mutex);
+	if (gpufair_state_save(g.engine, path, err, sizeof(err)) != GPUFAIR_OK)
+		error("%s: saving state to %s failed: %s", plugin_type, path,
+		      err);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -419,7 +428,9 @@ static void _refresh_gpus_locked(void)
 		xfree(w);
 	}
 	pthread_rwlock_wrlock(&g.map_lock);
+	slurm_mutex_lock(&g.conf_mutex);
 	gf_gpu_map_build(&g.gpus, g.describe);
+	slurm_mutex_unlock(&g.conf_mutex);
 	pthread_rwlock_unlock(&g.map_lock);
 	if (g.gpus.gpu_pos >= 0 && assoc_mgr_tres_array &&
 	    assoc_mgr_tres_array[g.gpus.gpu_pos])
