@@ -1,6 +1,7 @@
 #include "gpufair/bait_detector.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 
 namespace gpufair {
@@ -14,11 +15,12 @@ BaitEvidence judge(const BaitConfig& c, const JobRef& preemptor,
                    const RecentCounts& counts) {
   BaitEvidence e;
   e.same_team = preemptor.team >= 0 && preemptor.team == victim.team;
-  e.rank_gap = preemptor.rank - victim.rank;
+  e.rank_gap = static_cast<int>(std::clamp<long long>(
+      static_cast<long long>(preemptor.rank) - victim.rank, INT_MIN, INT_MAX));
   if (!e.same_team) return e;  // cross-team is never in-team bait
 
   const TimePoint victim_start = victim.start > 0 ? victim.start : when;
-  e.victim_run = std::max<Seconds>(0, when - victim_start);
+  e.victim_run = std::max<Seconds>(0, elapsed_between(victim_start, when));
   e.young = c.young > 0 ? 1.0 - std::min(1.0, static_cast<double>(e.victim_run) /
                                                   static_cast<double>(c.young))
                         : 0.0;
@@ -31,9 +33,8 @@ BaitEvidence judge(const BaitConfig& c, const JobRef& preemptor,
   if (e.anyone_waiting) {
     const TimePoint preemptor_since =
         preemptor.eligible > 0 ? preemptor.eligible : preemptor.submit;
-    const Seconds other_wait = when - *oldest_other_since;
-    const Seconds own_wait = when - preemptor_since;
-    e.skipped = std::max<Seconds>(0, other_wait - own_wait);
+    // other_wait - own_wait == preemptor_since - oldest_other_since
+    e.skipped = std::max<Seconds>(0, elapsed_between(*oldest_other_since, preemptor_since));
   }
   e.skip = c.skip_norm > 0 ? unit(static_cast<double>(e.skipped) /
                                   static_cast<double>(c.skip_norm))

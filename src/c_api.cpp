@@ -218,7 +218,12 @@ int gpufair_set_cluster_gpus(gpufair_engine_t* e, double gpus) {
 
 int32_t gpufair_team_count(const gpufair_engine_t* e) {
   if (!e) return 0;
-  return e->engine.team_count();
+  int32_t out = 0;
+  guarded(nullptr, 0, [&] {
+    out = e->engine.team_count();
+    return GPUFAIR_OK;
+  });
+  return out;
 }
 
 int gpufair_cycle_begin(gpufair_engine_t* e, int64_t now) {

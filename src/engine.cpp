@@ -121,7 +121,7 @@ struct Engine::Impl {
 
   void charge(RunningJob& job, TimePoint until) {
     if (until <= job.charged_until) return;
-    const double amount = job.gpus * static_cast<double>(until - job.charged_until);
+    const double amount = job.gpus * static_cast<double>(elapsed_between(job.charged_until, until));
     TeamState& t = teams[static_cast<std::size_t>(job.team)];
     t.usage += amount;
     t.raw_usage += amount;
@@ -270,7 +270,7 @@ void Engine::begin_cycle(TimePoint now) {
   std::unique_lock lock(impl_->mu);
   Impl& m = *impl_;
   if (m.have_cycle) {
-    const Seconds dt = now - m.last_cycle;
+    const Seconds dt = elapsed_between(m.last_cycle, now);
     if (dt > 0) {
       const double f = decay_factor(dt, m.config.decay_half_life);
       for (auto& t : m.teams) t.usage *= f;

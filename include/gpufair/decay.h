@@ -24,7 +24,7 @@ struct DecayedValue {
 
   // The value at time t (t before as_of reads as as_of: never grows back).
   double at(TimePoint t, Seconds half_life) const {
-    return decayed(value, t - as_of, half_life);
+    return decayed(value, elapsed_between(as_of, t), half_life);
   }
   // Bring the value forward to t (no-op when t <= as_of).
   void advance_to(TimePoint t, Seconds half_life) {

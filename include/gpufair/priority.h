@@ -33,7 +33,7 @@ inline PriorityFactors compute_priority(const PriorityInput& in,
                                         const TeamFactors& team,
                                         const PriorityParams& p, TimePoint now) {
   PriorityFactors f;
-  const Seconds waited = in.eligible > 0 ? now - in.eligible : 0;
+  const Seconds waited = in.eligible > 0 ? elapsed_between(in.eligible, now) : 0;
   f.age = (p.max_age > 0 && waited > 0)
               ? std::min(1.0, static_cast<double>(waited) / static_cast<double>(p.max_age))
               : 0.0;

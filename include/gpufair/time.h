@@ -15,6 +15,16 @@ class Clock {
   virtual TimePoint now() const = 0;
 };
 
+// to - from, saturated at the int64 limits: times can come from a corrupt
+// state file or a confused host, and signed overflow is undefined behaviour.
+inline Seconds elapsed_between(TimePoint from, TimePoint to) {
+  Seconds d;
+  if (__builtin_sub_overflow(to, from, &d)) {
+    return to > from ? INT64_MAX : INT64_MIN;
+  }
+  return d;
+}
+
 // Wall clock, for the plugins' cycle thread only.
 class SystemClock final : public Clock {
  public:
