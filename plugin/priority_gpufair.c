@@ -471,7 +471,13 @@ static int _observe_job(void *x, void *arg)
 		if (gpufair_observe_running(g.engine, &j) == GPUFAIR_OK)
 			ctx->running++;
 	} else if (IS_JOB_PENDING(job) && job->priority) {
-		int32_t team = _job_team_locked(job);
+		int32_t team;
+
+		/* Only jobs that could run now are "waiting" for the bait
+		 * judgement: not before their begin time. */
+		if (job->details && job->details->begin_time > ctx->now)
+			return 0;
+		team = _job_team_locked(job);
 
 		if (team < 0)
 			return 0;
