@@ -160,7 +160,7 @@ static void _core_job(gpufair_engine_t *e, job_record_t *job,
 
 extern GF_EXPORT int init(void)
 {
-	verbose("%s loaded", plugin_type);
+	info("%s loaded", plugin_type);
 	return SLURM_SUCCESS;
 }
 
