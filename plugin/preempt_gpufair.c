@@ -234,9 +234,22 @@ extern GF_EXPORT bool preempt_p_preemptable(job_record_t *preemptee,
 					     (int64_t)time(NULL), reason,
 					     sizeof(reason));
 		if (rc == 0) {
+			/* The scheduler asks again every pass: log a refused
+			 * pair once a minute, not every second. */
+			static uint64_t last_pair;
+			static time_t last_log;
+			uint64_t pair = ((uint64_t)preemptor->job_id << 32) |
+					preemptee->job_id;
+			time_t now = time(NULL);
+
 			ok = false;
-			log_flag(PRIO, "%s: %pJ may not preempt %pJ: %s",
-				 plugin_type, preemptor, preemptee, reason);
+			if (pair != last_pair || now - last_log >= 60) {
+				last_pair = pair;
+				last_log = now;
+				log_flag(PRIO, "%s: %pJ may not preempt %pJ: %s",
+					 plugin_type, preemptor, preemptee,
+					 reason);
+			}
 		} else if (rc < 0) {
 			/* An error in the core must not stop Slurm's own rule. */
 			debug("%s: preempt check failed (%d): %s", plugin_type,
