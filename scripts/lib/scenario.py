@@ -161,7 +161,7 @@ def snapshot(path):
     cmds = [["sprio", "-l"], ["sshare", "-l"], ["squeue", "-o", "%.6i %.10a %.6q %.8u %.2t %.8M %.12r %Q"]]
     tool = find_gpufair_show()
     if tool and policy_of_cluster() == "gpufair":
-        cmds.append([tool])
+        cmds += [[tool], [tool, "--json"]]
     for c in cmds:
         p = subprocess.run(c, capture_output=True, text=True)
         parts.append(f"$ {' '.join(c)}\n{p.stdout}{p.stderr}")

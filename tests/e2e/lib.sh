@@ -1,0 +1,79 @@
+# Sourced by the end-to-end tests: helpers around the cluster of scripts/cluster.
+# Every test prints what it checks, and on failure where to look.
+set -euo pipefail
+
+E2E_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+RUN=${GPUFAIR_RUN_DIR:-/var/tmp/gpufair-cluster}
+export GPUFAIR_RUN_DIR=$RUN
+export SLURM_CONF=$RUN/etc/slurm.conf
+E2E_OUT=${GPUFAIR_E2E_OUT:-$RUN.e2e-output}
+mkdir -p "$E2E_OUT"
+PY=/usr/bin/python3
+CLUSTER=$E2E_ROOT/scripts/cluster
+SCENARIO=$E2E_ROOT/scripts/lib/scenario.py
+
+# gpufair's settings for the e2e cluster (1 story hour = 6 s; see scripts/demo),
+# plus typed GPUs: the a100s of node gpu4 count double.
+E2E_GPUFAIR_PARAMS="half_life=5m,calc_period=2s,max_age=60s,bait_young=12s,bait_window=144s,bait_skip_norm=6s,penalty_half_life=144s,gpu_weight:a100=2"
+
+say() { printf '[e2e %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+fail() {
+  printf '[e2e] FAIL: %s\n' "$*" >&2
+  printf '[e2e] logs: %s/log/ (slurmctld.log, slurmd.gpu*.log, slurmdbd.log); outputs: %s\n' "$RUN" "$E2E_OUT" >&2
+  exit 1
+}
+ok() { printf '[e2e] ok: %s\n' "$*"; }
+
+need_cluster() {  # need_cluster gpufair|multifactor
+  [[ -f $RUN/cluster.state ]] || fail "no cluster in $RUN (the fixture test e2e.*_cluster_up must run first)"
+  local pol
+  pol=$(scontrol show config 2>/dev/null | sed -n 's/^PriorityType *= *priority\///p') \
+    || fail "slurmctld does not answer"
+  [[ $pol == "$1" ]] || fail "cluster runs priority/$pol, this test needs priority/$1"
+}
+
+# sub USER ACCOUNT QOS GPUS SECONDS [sbatch args...] -> job id
+sub() {
+  local user=$1 acct=$2 qos=$3 gpus=$4 secs=$5; shift 5
+  local out
+  out=$(cd /tmp && runuser -u "$user" -- sbatch --parsable -A "$acct" --qos "$qos" -J "e2e-$acct-$qos" \
+        --gres="gpu:$gpus" -n1 -c1 --mem=100 -t 30 -o /dev/null -D /tmp "$@" --wrap="sleep $secs") \
+    || fail "sbatch as $user ($acct, $qos) failed: $out"
+  echo "${out%%;*}"
+}
+
+state_of() { squeue -h -j "$1" -o %T 2>/dev/null || true; }
+
+wait_state() {  # wait_state JOBID STATE TIMEOUT_S
+  local i s
+  for ((i = 0; i < $3 * 5; i++)); do
+    s=$(state_of "$1")
+    [[ $s == "$2" ]] && return 0
+    sleep 0.2
+  done
+  return 1
+}
+
+wait_empty_queue() {  # wait_empty_queue TIMEOUT_S
+  local i
+  for ((i = 0; i < $1 * 5; i++)); do
+    [[ -z $(squeue -h -o %i) ]] && return 0
+    sleep 0.2
+  done
+  return 1
+}
+
+clear_queue() { scancel --partition=gpu 2>/dev/null || true; wait_empty_queue 30 || fail "queue did not empty"; }
+
+GSHOW=gpufair-show
+[[ -n ${GPUFAIR_BUILD_DIR:-} && -x $GPUFAIR_BUILD_DIR/tools/gpufair-show ]] && GSHOW=$GPUFAIR_BUILD_DIR/tools/gpufair-show
+gshow_json() { "$GSHOW" --json --conf "$SLURM_CONF" "$@"; }
+
+# team_field TEAM FIELD  (from gpufair-show --json)
+team_field() {
+  gshow_json | "$PY" -c '
+import json, sys
+d = json.load(sys.stdin)
+t = [t for t in d["teams"] if t["name"] == sys.argv[1]]
+print(t[0][sys.argv[2]] if t else 0)' "$1" "$2"
+}

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Check 8: `scontrol reconfigure` with a changed half-life takes effect; a bad
+# PriorityParameters value gives a clear error, on reconfigure keeps the old
+# settings, and at start makes slurmctld refuse to start.
+source "$(dirname "$0")/lib.sh"
+need_cluster gpufair
+clear_queue
+log=$RUN/log/slurmctld.log
+# Measure the half-life slurmctld applies: teama's decayed usage (sshare
+# RawUsage, written by gpufair every cycle) over 20 s with nothing running.
+measure_half_life() {
+  local u0 u1 t0 t1
+  u0=$(sshare -n -P -A teama -o Account,User,RawUsage | awk -F'|' '$1=="teama" && $2=="" {print $3}')
+  t0=$(date +%s.%N); sleep 20
+  u1=$(sshare -n -P -A teama -o Account,User,RawUsage | awk -F'|' '$1=="teama" && $2=="" {print $3}')
+  t1=$(date +%s.%N)
+  "$PY" -c "import math,sys; u0,u1,dt=float('$u0'),float('$u1'),$t1-$t0; print(round(dt*math.log(2)/math.log(u0/u1)) if u1<u0 else 'inf')"
+}
+[[ $(sshare -n -P -A teama -o Account,User,RawUsage | awk -F'|' '$1=="teama" && $2=="" {print $3}') -gt 1000 ]] \
+  || fail "teama has too little usage to measure decay (checks 3/5 give it some)"
+hl=$(measure_half_life); say "half-life applied now: ~${hl} s (configured half_life=5m)"
+[[ $hl != inf ]] && ((hl > 200 && hl < 450)) || fail "measured half-life ${hl}s, expected ~300 s"
+n0=$(grep -c 'priority/gpufair: reconfigured' "$log" || true)
+"$CLUSTER" reconfigure --priority-params "${E2E_GPUFAIR_PARAMS/half_life=5m/half_life=10m}" || fail "reconfigure failed"
+sleep 3
+n1=$(grep -c 'priority/gpufair: reconfigured' "$log" || true)
+((n1 > n0)) || fail "no 'priority/gpufair: reconfigured' line after scontrol reconfigure"
+grep 'priority/gpufair: reconfigured' "$log" | tail -1 | grep -q 'half_life=10m' || fail "the reconfigured line does not show half_life=10m"
+hl=$(measure_half_life); say "half-life applied after reconfigure: ~${hl} s (configured half_life=10m)"
+[[ $hl != inf ]] && ((hl > 450 && hl < 900)) || fail "measured half-life ${hl}s after reconfigure, expected ~600 s"
+ok "reconfigure with half_life=10m took effect"
+# A bad value on reconfigure: error names the key, old settings stay.
+e0=$(grep -c 'reconfigure rejected' "$log" || true)
+"$CLUSTER" reconfigure --priority-params "${E2E_GPUFAIR_PARAMS/half_life=5m/half_life=banana}" || true
+sleep 3
+e1=$(grep -c 'reconfigure rejected' "$log" || true)
+((e1 > e0)) || fail "no 'reconfigure rejected' error after a bad half_life"
+line=$(grep 'reconfigure rejected' "$log" | tail -1)
+say "slurmctld: ${line:0:300}"
+[[ ${line##*): } == *half_life* ]] || fail "the error does not name half_life: ${line##*): }"
+scontrol ping | grep -q UP || fail "slurmctld is not up after the bad reconfigure"
+hl=$(measure_half_life); say "half-life applied after the rejected reconfigure: ~${hl} s (still 10m)"
+[[ $hl != inf ]] && ((hl > 450 && hl < 900)) || fail "measured half-life ${hl}s, expected the old 600 s"
+ok "bad value on reconfigure: clear error, old settings kept"
+# A bad value at start: slurmctld refuses to start, naming the key.
+"$CLUSTER" restart-ctld >"$E2E_OUT/t8-bad-start.txt" 2>&1 && fail "slurmctld started with half_life=banana"
+line=$(grep 'invalid configuration' "$log" | tail -1)
+say "slurmctld: ${line:0:300}"
+grep -q 'refusing to start' <(tail -20 "$log") || fail "no 'refusing to start' in $log"
+[[ ${line##*): } == *half_life* ]] || fail "slurmctld's refusal to start does not name half_life: ${line##*): }"
+ok "bad value at start: slurmctld refuses to start and names half_life"
+"$CLUSTER" reconfigure --write-only --priority-params "$E2E_GPUFAIR_PARAMS"
+"$CLUSTER" restart-ctld || fail "slurmctld did not start again with the good settings"
+ok "restored: slurmctld runs with the original settings"
