@@ -425,12 +425,13 @@ def table(res):
 def svg(out, results):
     """Grouped chart: per team, each policy's job waits (dots), median (bar) and p90 (tick)."""
     colors = {"multifactor": "#d9534f", "gpufair": "#2a7ab0"}
-    W, H, left, top, bottom = 760, 420, 70, 50, 70
+    W, H, left, top, bottom = 760, 420, 70, 56, 70
     series = []
     for res in results:
         for t in res["teams"]:
             jobs = [j for j in res["jobs"] if j["team"] == t["name"] and j["kind"] in ("work", "urgent")]
-            series.append((t["name"], res["policy"], [j["wait_s"] for j in jobs]))
+            series.append((t["name"], res["policy"], [j["wait_s"] for j in jobs],
+                           [j["started"] for j in jobs]))
     ymax = max([max(s[2]) for s in series if s[2]] + [10])
     ymax = math.ceil(ymax / 10) * 10
     plot_h = H - top - bottom
@@ -455,7 +456,7 @@ def svg(out, results):
         label = team + (" (gaming: high-QOS jobs)" if team == GAMING_TEAM else "")
         e.append(f'<text x="{left + gi*group_w + group_w/2:.1f}" y="{H-bottom+20}" text-anchor="middle">{label}</text>')
         for pi, res in enumerate(results):
-            waits = next(s[2] for s in series if s[0] == team and s[1] == res["policy"])
+            waits, started = next((s[2], s[3]) for s in series if s[0] == team and s[1] == res["policy"])
             c = colors.get(res["policy"], "#888")
             x0 = gx + pi * bar_w
             med, p90 = pct(waits, 0.5), pct(waits, 0.9)
@@ -467,9 +468,10 @@ def svg(out, results):
             if p90 is not None:
                 e.append(f'<line x1="{x0+10:.1f}" x2="{x0+bar_w-10:.1f}" y1="{y(p90):.1f}" y2="{y(p90):.1f}" '
                          f'stroke="{c}" stroke-width="2" stroke-dasharray="3,2"/>')
-            for w in waits:
+            for w, st in zip(waits, started):
                 jx = x0 + bar_w / 2 + rnd.uniform(-bar_w / 4, bar_w / 4)
-                e.append(f'<circle cx="{jx:.1f}" cy="{y(w):.1f}" r="2" fill="{c}"/>')
+                fill = c if st else "white"
+                e.append(f'<circle cx="{jx:.1f}" cy="{y(w):.1f}" r="2.2" fill="{fill}" stroke="{c}" stroke-width="0.8"/>')
     lx = left
     for res in results:
         c = colors.get(res["policy"], "#888")
@@ -477,8 +479,8 @@ def svg(out, results):
         e.append(f'<rect x="{lx}" y="{H-28}" width="12" height="12" fill="{c}" fill-opacity="0.5" stroke="{c}"/>')
         e.append(f'<text x="{lx+18}" y="{H-18}">{res["policy"]} (gaming advantage {fmt(adv, 2)})</text>')
         lx += 300
-    e.append(f'<text x="{W-20}" y="{H-18}" text-anchor="end" font-size="10">bar = median, dashed = p90, '
-             f'dot = one job</text>')
+    e.append(f'<text x="{W-20}" y="40" text-anchor="end" font-size="10">bar = median, dashed = p90, '
+             f'dot = one job (hollow: not started by the end; wait so far)</text>')
     e.append("</svg>")
     with open(out, "w") as f:
         f.write("\n".join(e) + "\n")
