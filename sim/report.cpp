@@ -241,9 +241,9 @@ void write_svg(const std::string& dir, const RunResult& r, const std::string& ti
       std::snprintf(buf, sizeof buf, "%.1f,%.1f ", x, top + ph - ph * v);
       pts += buf;
     }
-    std::snprintf(buf, sizeof buf, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"%s\"/>\n",
-                  kPalette[ti % 10], pts.c_str());
-    s += buf;
+    // Points can be long: append directly, never through the fixed buffer.
+    s += std::string("<polyline fill=\"none\" stroke=\"") + kPalette[ti % 10] +
+         "\" stroke-width=\"2\" points=\"" + pts + "\"/>\n";
     // Configured share as a dashed line.
     std::snprintf(buf, sizeof buf,
                   "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"%s\" stroke-dasharray=\"4 4\"/>\n",
@@ -274,9 +274,9 @@ void write_svg(const std::string& dir, const RunResult& r, const std::string& ti
     }
     std::snprintf(buf, sizeof buf, "%.1f,%.1f ", xpos(static_cast<double>(w.back())), top);
     pts += buf;
-    std::snprintf(buf, sizeof buf, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"%s\"/>\n",
-                  kPalette[ti % 10], pts.c_str());
-    s += buf;
+    // Points can be long: append directly, never through the fixed buffer.
+    s += std::string("<polyline fill=\"none\" stroke=\"") + kPalette[ti % 10] +
+         "\" stroke-width=\"2\" points=\"" + pts + "\"/>\n";
   }
   for (double w : {0.0, 60.0, 600.0, 3600.0, 6 * 3600.0, 86400.0, 7 * 86400.0}) {
     if (w > static_cast<double>(max_wait)) break;

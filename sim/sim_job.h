@@ -24,7 +24,7 @@ struct SimJob {
   std::uint64_t priority = 0;  // from the policy, refreshed once per calc period
   JobState state = JobState::kPending;
   std::uint32_t generation = 0;  // bumped when a run ends early: its end event goes stale
-  std::uint32_t preempt_try = 0; // the cycle/team-change stamp of the last preemption try
+  std::uint64_t preempt_try = 0; // (cycle, team change) stamp of a try the policy refused
   bool judged_bait = false;      // a detector decision or refusal called it bait
   bool involved = false;         // it was ever a preemption candidate the policy judged
   bool refused = false;          // the policy refused to let it be preempted at least once

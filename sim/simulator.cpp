@@ -375,11 +375,12 @@ void Simulator::preemption_pass(TimePoint now) {
 bool Simulator::try_preempt(std::uint32_t slot, TimePoint now) {
   auto& j = job(slot);
   auto& tr = team(j.team);
-  // Nothing changed for this team since the last try in this cycle: the
-  // answer would be the same.
-  const std::uint64_t stamp = (cycles_ << 40) ^ tr.changes ^ (pool_.free() * 0x9E3779B97F4A7C15ull);
-  if (j.preempt_try == stamp && j.preempt_try != 0) return false;
-  j.preempt_try = stamp;
+  // The policy refused victims at the last try and neither a cycle passed nor
+  // the team's running jobs changed: the verdicts would be the same, and
+  // asking again for every candidate on every event is what costs time.
+  const std::uint64_t stamp = (cycles_ << 32) + tr.changes + 1;
+  if (j.preempt_try == stamp) return false;
+  j.preempt_try = 0;
   if (pool_.fits(j.gpus)) return false;  // not a preemption: the scheduler's business
   std::int64_t lower = 0;
   for (int r = 0; r < j.rank; ++r) lower += tr.running_gpus[static_cast<size_t>(r)];
@@ -397,7 +398,7 @@ bool Simulator::try_preempt(std::uint32_t slot, TimePoint now) {
   // Nodes that are empty already need no victim.
   const size_t victim_nodes_needed =
       multi_node ? nodes_needed - std::min(nodes_needed, static_cast<size_t>(pool_.empty_nodes())) : 1;
-  bool enough = false;
+  bool enough = false, refused_any = false;
   for (int r = 0; r < j.rank && !enough; ++r) {
     for (const auto& rk : tr.running[static_cast<size_t>(r)]) {
       auto& v = job(rk.slot);
@@ -407,6 +408,7 @@ bool Simulator::try_preempt(std::uint32_t slot, TimePoint now) {
         if (verdict.judged_bait) v.judged_bait = true;
         if (!v.refused) ++tr.result.preemptions_refused;  // count each victim once
         v.refused = true;
+        refused_any = true;
         continue;
       }
       chosen.push_back(rk.slot);
@@ -431,7 +433,10 @@ bool Simulator::try_preempt(std::uint32_t slot, TimePoint now) {
       if (enough) break;
     }
   }
-  if (!enough) return false;
+  if (!enough) {
+    if (refused_any) j.preempt_try = stamp;
+    return false;
+  }
   if (!flat) {
     // Only victims on the chosen nodes need to go.
     std::sort(target_nodes.begin(), target_nodes.end());

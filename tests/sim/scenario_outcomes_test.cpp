@@ -50,7 +50,7 @@ TEST_P(GamingScenario, GpufairHoldsWithOtherSeeds) {
 
 INSTANTIATE_TEST_SUITE_P(Shipped, GamingScenario,
                          ::testing::Values("exploit", "gaming-multi-user", "gaming-jitter", "gaming-array",
-                                           "gaming-small", "gaming-requeue"),
+                                           "gaming-small", "gaming-requeue", "gaming-slow"),
                          [](const auto& info) {
                            std::string n = info.param;
                            for (auto& c : n)
