@@ -10,14 +10,19 @@ log=$RUN/log/slurmctld.log
 # RawUsage, written by gpufair every cycle) over 20 s with nothing running.
 measure_half_life() {
   local u0 u1 t0 t1
-  u0=$(sshare -n -P -A teama -o Account,User,RawUsage | awk -F'|' '$1=="teama" && $2=="" {print $3}')
+  u0=$(sshare -n -P -A teama -o Account,User,RawUsage | awk -F'|' '{gsub(/^ +/, "", $1)} $1=="teama" && $2=="" {print $3}')
   t0=$(date +%s.%N); sleep 20
-  u1=$(sshare -n -P -A teama -o Account,User,RawUsage | awk -F'|' '$1=="teama" && $2=="" {print $3}')
+  u1=$(sshare -n -P -A teama -o Account,User,RawUsage | awk -F'|' '{gsub(/^ +/, "", $1)} $1=="teama" && $2=="" {print $3}')
   t1=$(date +%s.%N)
   "$PY" -c "import math,sys; u0,u1,dt=float('$u0'),float('$u1'),$t1-$t0; print(round(dt*math.log(2)/math.log(u0/u1)) if u1<u0 else 'inf')"
 }
-[[ $(sshare -n -P -A teama -o Account,User,RawUsage | awk -F'|' '$1=="teama" && $2=="" {print $3}') -gt 1000 ]] \
-  || fail "teama has too little usage to measure decay (checks 3/5 give it some)"
+# Give teama fresh usage to watch decay: 4 x 8 GPUs for 12 s.
+for n in gpu1 gpu2 gpu3 gpu4; do sub gfa1 teama normal 8 12 -w $n >/dev/null; done
+wait_empty_queue 60 || fail "teama's jobs did not finish"
+sleep 3
+u=$(sshare -n -P -A teama -o Account,User,RawUsage | awk -F'|' '{gsub(/^ +/, "", $1)} $1=="teama" && $2=="" {print $3}')
+say "teama's decayed usage (sshare RawUsage): $u GPU-s"
+[[ -n $u ]] && (( ${u%.*} > 600 )) || fail "teama's RawUsage in sshare is '$u', expected > 600 GPU-s after its jobs"
 hl=$(measure_half_life); say "half-life applied now: ~${hl} s (configured half_life=5m)"
 [[ $hl != inf ]] && ((hl > 200 && hl < 450)) || fail "measured half-life ${hl}s, expected ~300 s"
 n0=$(grep -c 'priority/gpufair: reconfigured' "$log" || true)
