@@ -966,9 +966,12 @@ extern GF_EXPORT void priority_p_job_end(job_record_t *job_ptr)
 
 	if (!job_ptr->tres_alloc_cnt || !tres_cnt)
 		return;
-	limit_s = (job_ptr->time_limit == INFINITE ||
-		   job_ptr->time_limit == NO_VAL) ?
-		0 : (uint64_t)job_ptr->time_limit * 60;
+	/* Exactly what acct_policy_job_begin added (acct_policy.c
+	 * _adjust_limit_usage): time limit x QOS UsageFactor x TRES, energy
+	 * excluded. */
+	limit_s = (uint64_t)job_ptr->time_limit * 60;
+	if (job_ptr->qos_ptr && job_ptr->qos_ptr->usage_factor >= 0)
+		limit_s *= job_ptr->qos_ptr->usage_factor;
 	if (!limit_s)
 		return;
 
@@ -976,7 +979,8 @@ extern GF_EXPORT void priority_p_job_end(job_record_t *job_ptr)
 	for (int i = 0; i < tres_cnt; i++) {
 		uint64_t give;
 
-		if (job_ptr->tres_alloc_cnt[i] == NO_CONSUME_VAL64)
+		if (i == TRES_ARRAY_ENERGY ||
+		    job_ptr->tres_alloc_cnt[i] == NO_CONSUME_VAL64)
 			continue;
 		give = job_ptr->tres_alloc_cnt[i] * limit_s;
 		if (job_ptr->qos_ptr && job_ptr->qos_ptr->usage &&
