@@ -238,8 +238,11 @@ int gpufair_observe_running(gpufair_engine_t* e, const gpufair_job_t* job) {
   if (!e || !job) return GPUFAIR_ERR_ARG;
   return guarded(nullptr, 0, [&] {
     // The running charge is up to the cycle's time, which the engine knows
-    // from cycle_begin; jobs observed outside a cycle are charged to now.
-    e->engine.observe_running(to_ref(*job), e->engine.cycle_time());
+    // from cycle_begin. Before the first cycle there is no such time, and
+    // charging "up to 0" would be nonsense: refuse.
+    const int64_t now = e->engine.cycle_time();
+    if (now == 0) return GPUFAIR_ERR_ARG;
+    e->engine.observe_running(to_ref(*job), now);
     return GPUFAIR_OK;
   });
 }

@@ -135,6 +135,8 @@ int32_t gpufair_team_count(const gpufair_engine_t *e);
 /* The periodic cycle: begin (decay, resets), observe every running and
  * pending job, end (charge vanished jobs, recompute team factors). */
 int gpufair_cycle_begin(gpufair_engine_t *e, int64_t now);
+/* Charges the job up to the time of the latest cycle_begin; GPUFAIR_ERR_ARG
+ * before the first cycle_begin. */
 int gpufair_observe_running(gpufair_engine_t *e, const gpufair_job_t *job);
 int gpufair_observe_pending(gpufair_engine_t *e, const gpufair_job_t *job);
 int gpufair_cycle_end(gpufair_engine_t *e, int64_t now);

@@ -110,6 +110,8 @@ TEST(CApi, NullAndBadArguments) {
   EXPECT_EQ(gpufair_cycle_end(nullptr, 0), GPUFAIR_ERR_ARG);
   EXPECT_EQ(gpufair_observe_running(h.e, nullptr), GPUFAIR_ERR_ARG);
   EXPECT_EQ(gpufair_observe_pending(h.e, nullptr), GPUFAIR_ERR_ARG);
+  const gpufair_job_t early = job(1, a, 0, 1, 10, 10);
+  EXPECT_EQ(gpufair_observe_running(h.e, &early), GPUFAIR_ERR_ARG);  // no cycle yet
   const gpufair_job_t bad = job(1, 99, 0, 1, 0, 0);
   EXPECT_EQ(gpufair_observe_running(h.e, &bad), GPUFAIR_ERR_ARG);
   EXPECT_EQ(gpufair_observe_pending(h.e, &bad), GPUFAIR_ERR_ARG);
