@@ -469,7 +469,14 @@ BaitDecision Engine::record_preemption(const JobRef& preemptor, const JobRef& vi
                   d.charged_gpu_s, static_cast<long long>(d.skipped), d.penalty_added,
                   t.penalty.value);
     d.reason += buf;
-    m.recompute_factors(std::max(when, m.factors_time));
+    // Update this team's factor now (the penalty must bite at once); the
+    // other teams' factors move only slightly with Utot and are refreshed
+    // by end_cycle. Keeps an event O(1) in the number of teams.
+    m.usage_total += d.charged_gpu_s;
+    TeamFactors& f = m.factors[static_cast<std::size_t>(preemptor.team)];
+    f.fairshare = fair_share_factor(t.usage, m.usage_total, t.shares, m.shares_total);
+    f.penalty = t.penalty.value;
+    f.effective = effective_fair_share(f.fairshare, f.penalty);
   }
   t.recent.push_back(d);
   while (t.recent.size() > kRecentDecisions) t.recent.pop_front();
