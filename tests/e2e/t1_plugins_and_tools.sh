@@ -6,7 +6,7 @@ need_cluster gpufair
 log=$RUN/log/slurmctld.log
 grep -q 'priority/gpufair: init' "$log" || fail "no 'priority/gpufair: init' line in $log"
 grep -q 'preempt/gpufair loaded' "$log" || fail "no 'preempt/gpufair loaded' line in $log"
-scontrol show config | grep -Eq '^PreemptType *= *preempt/gpufair' || fail "PreemptType is not preempt/gpufair"
+scontrol show config | grep -E '^PreemptType *= *preempt/gpufair' >/dev/null || fail "PreemptType is not preempt/gpufair"
 ok "priority/gpufair and preempt/gpufair loaded: $(grep -m1 'priority/gpufair: init' "$log" | cut -c1-110)..."
 clear_queue
 # Make the cluster busy (teamc uses GPUs), then queue jobs of teama and teamb.
@@ -16,8 +16,8 @@ for j in "${fill[@]}"; do wait_state "$j" RUNNING 20 || fail "job $j of teamc di
 ja=$(sub gfa1 teama normal 4 5)
 jb=$(sub gfb1 teamb normal 4 5)
 sleep 5  # two gpufair cycles (calc_period=2s)
-squeue -h -j "$ja,$jb" -o '%i %T' | grep -q PENDING || fail "squeue does not list the pending jobs"
-scontrol show job "$ja" | grep -q "Account=teama" || fail "scontrol show job $ja: no Account=teama"
+[[ $(squeue -h -j "$ja,$jb" -o '%i %T') == *PENDING* ]] || fail "squeue does not list the pending jobs"
+[[ $(scontrol show job "$ja") == *Account=teama* ]] || fail "scontrol show job $ja: no Account=teama"
 ok "sbatch, squeue and scontrol show job work"
 sprio -l >"$E2E_OUT/t1-sprio.txt" || fail "sprio -l failed"
 sshare -l -P >"$E2E_OUT/t1-sshare.txt" || fail "sshare -l failed"

@@ -10,7 +10,7 @@ for j in "$bl" "${c[@]}"; do wait_state "$j" RUNNING 20 || fail "low job $j did 
 sleep 3
 nb0=$(team_field teamb in_team_preemptions); na0=$(team_field teama in_team_preemptions)
 nc0=$(team_field teamc in_team_preemptions)
-bh=$(sub gfb1 teamb high 8 6)
+bh=$(sub gfb1 teamb high 8 40)
 wait_state "$bh" RUNNING 30 || fail "teamb's high job $bh did not start (it should preempt teamb's low job $bl)"
 sb=$(state_of "$bl")
 [[ $sb != RUNNING ]] || fail "teamb's low job $bl still runs after the high job started"
@@ -19,6 +19,7 @@ ok "teamb's high job $bh preempted teamb's own low job $bl (now $sb); teamc's jo
 # teama has no low job: its high job must not preempt teamc's low jobs.
 ah=$(sub gfa1 teama high 8 5)
 sleep 12
+[[ $(state_of "$bh") == RUNNING ]] || fail "teamb's high job $bh no longer runs: the cluster was not full, the check would prove nothing"
 [[ $(state_of "$ah") == PENDING ]] || fail "teama's high job $ah is $(state_of "$ah"), expected PENDING"
 for j in "${c[@]}"; do
   [[ $(state_of "$j") == RUNNING ]] || fail "teamc's low job $j was preempted by another team's high job"

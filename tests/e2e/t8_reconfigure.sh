@@ -30,7 +30,7 @@ n0=$(grep -c 'priority/gpufair: reconfigured' "$log" || true)
 sleep 3
 n1=$(grep -c 'priority/gpufair: reconfigured' "$log" || true)
 ((n1 > n0)) || fail "no 'priority/gpufair: reconfigured' line after scontrol reconfigure"
-grep 'priority/gpufair: reconfigured' "$log" | tail -1 | grep -q 'half_life=10m' || fail "the reconfigured line does not show half_life=10m"
+[[ $(grep 'priority/gpufair: reconfigured' "$log" | tail -1) == *half_life=10m* ]] || fail "the reconfigured line does not show half_life=10m"
 hl=$(measure_half_life); say "half-life applied after reconfigure: ~${hl} s (configured half_life=10m)"
 [[ $hl != inf ]] && ((hl > 450 && hl < 900)) || fail "measured half-life ${hl}s after reconfigure, expected ~600 s"
 ok "reconfigure with half_life=10m took effect"
@@ -43,7 +43,7 @@ e1=$(grep -c 'reconfigure rejected' "$log" || true)
 line=$(grep 'reconfigure rejected' "$log" | tail -1)
 say "slurmctld: ${line:0:300}"
 [[ ${line##*): } == *half_life* ]] || fail "the error does not name half_life: ${line##*): }"
-scontrol ping | grep -q UP || fail "slurmctld is not up after the bad reconfigure"
+[[ $(scontrol ping) == *UP* ]] || fail "slurmctld is not up after the bad reconfigure"
 hl=$(measure_half_life); say "half-life applied after the rejected reconfigure: ~${hl} s (still 10m)"
 [[ $hl != inf ]] && ((hl > 450 && hl < 900)) || fail "measured half-life ${hl}s, expected the old 600 s"
 ok "bad value on reconfigure: clear error, old settings kept"
