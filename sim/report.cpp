@@ -89,8 +89,8 @@ void print_table(std::FILE* out, const RunResult& r, const std::string& title) {
   if (r.rejected_jobs || r.skipped_rows)
     std::fprintf(out, "rejected (larger than the cluster) %llu   skipped bad rows %llu\n",
                  static_cast<unsigned long long>(r.rejected_jobs), static_cast<unsigned long long>(r.skipped_rows));
-  std::fprintf(out, "simulated %s in %.2f s wall (%.0f jobs/s)\n", human_duration(r.sim_seconds).c_str(),
-               r.wall_seconds, r.wall_seconds > 0 ? static_cast<double>(r.jobs) / r.wall_seconds : 0.0);
+  std::fprintf(out, "simulated %s in %.2f s wall, %.2f s CPU (%.0f jobs/s of CPU)\n", human_duration(r.sim_seconds).c_str(),
+               r.wall_seconds, r.cpu_seconds, r.cpu_seconds > 0 ? static_cast<double>(r.jobs) / r.cpu_seconds : 0.0);
   std::fprintf(out, "columns: share = configured, got = share of GPU-hours%s; wait = submit to first start;\n"
                     "  high = qos=high jobs; pre+/pre- = in-team preemptions caused/suffered; refus = refused as bait\n",
                r.measure_from > 0 ? (" from t=" + human_duration(static_cast<double>(r.measure_from))).c_str() : "");
@@ -175,7 +175,9 @@ std::string to_json(const RunResult& r, const std::string& scenario) {
   field("events", std::to_string(r.events));
   field("measure_from_s", std::to_string(r.measure_from));
   field("sim_seconds", json_num(r.sim_seconds, 0));
-  j += "  \"wall_seconds\": " + json_num(r.wall_seconds, 3) + "\n}\n";
+  // The two host-dependent figures share the last line, so a diff of two
+  // runs can drop exactly that line.
+  j += "  \"wall_seconds\": " + json_num(r.wall_seconds, 3) + ", \"cpu_seconds\": " + json_num(r.cpu_seconds, 3) + "\n}\n";
   return j;
 }
 

@@ -55,6 +55,7 @@ struct RunResult {
   TimePoint measure_from = 0, end = 0;
   double sim_seconds = 0;     // simulated time span of the run
   double wall_seconds = 0;    // host time the run took (not deterministic)
+  double cpu_seconds = 0;     // CPU time of this process during the run (not deterministic)
   std::uint64_t jobs = 0, events = 0, preemptions = 0, rejected_jobs = 0, skipped_rows = 0;
   std::uint64_t cycles = 0;
   Seconds series_bucket = 0;  // width of a usage_series bucket

@@ -5,6 +5,7 @@
 #include <map>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <limits>
 #include <queue>
 #include <set>
@@ -596,6 +597,7 @@ void Simulator::finish(TimePoint end) {
 
 RunResult Simulator::run() {
   const auto wall0 = std::chrono::steady_clock::now();
+  const std::clock_t cpu0 = std::clock();
   workload_.source->rewind();
   fetch_next_spec();
   const Seconds period = std::max<Seconds>(1, config_.calc_period);
@@ -645,6 +647,7 @@ RunResult Simulator::run() {
   result_.events = events;
   finish(now);
   result_.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  result_.cpu_seconds = static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC;
   return std::move(result_);
 }
 

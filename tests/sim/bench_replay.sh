@@ -11,9 +11,10 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 for policy in gpufair multifactor fifo; do
   "$sim" --trace "$tmp/trace.csv" --gpus "$gpus" --gpus-per-node 8 --policy "$policy" --quiet --json "$tmp/$policy.json"
   wall=$(sed -n 's/.*"wall_seconds": \([0-9.]*\).*/\1/p' "$tmp/$policy.json")
+  cpu=$(sed -n 's/.*"cpu_seconds": \([0-9.]*\).*/\1/p' "$tmp/$policy.json")
   sim_s=$(sed -n 's/.*"sim_seconds": \([0-9.]*\).*/\1/p' "$tmp/$policy.json")
   util=$(sed -n 's/.*"utilization": \([0-9.]*\).*/\1/p' "$tmp/$policy.json")
-  awk -v p="$policy" -v j="$jobs" -v g="$gpus" -v w="$wall" -v s="$sim_s" -v u="$util" 'BEGIN {
-    printf "sim replay %-11s %d jobs on %d GPUs: wall %.2f s, %.0f jobs/s, simulated %.1f days, utilisation %.3f (target <= 10 s)\n",
-      p, j, g, w, j / w, s / 86400, u }'
+  awk -v p="$policy" -v j="$jobs" -v g="$gpus" -v w="$wall" -v c="$cpu" -v s="$sim_s" -v u="$util" 'BEGIN {
+    printf "sim replay %-11s %d jobs on %d GPUs: wall %.2f s, CPU %.2f s, %.0f jobs/s of CPU, simulated %.1f days, utilisation %.3f (target <= 10 s on one core)\n",
+      p, j, g, w, c, j / c, s / 86400, u }'
 done

@@ -58,17 +58,62 @@ INSTANTIATE_TEST_SUITE_P(Shipped, GamingScenario,
                            return n;
                          });
 
-TEST(HonestBaseline, HonestInTeamPreemptionIsBarelyPenalised) {
-  const auto r = run_scenario("honest", "gpufair");
+// The bait-rule settings the simulator's tuning recommends (sim/tuning.md).
+// config.h's defaults judge an honest team's rare preemption of a job younger
+// than about an hour as bait once it has preempted ~3 times in a day (5 of 16
+// honest preemptions over three seeds of honest.yaml); these settings make
+// repetition and a rolling supply of victims carry the decision instead.
+const std::vector<std::pair<std::string, std::string>> kTunedBait = {
+    {"bait_w_young", "0.2"}, {"bait_w_repeat", "0.35"}, {"bait_w_supply", "0.3"},
+    {"bait_w_skip", "0.15"}, {"bait_repeat", "8"},      {"bait_threshold", "0.55"}};
+
+RunResult run_tuned(const std::string& name, std::uint64_t seed = 0) {
+  auto sc = load_scenario(testing::scenario_path(name), seed);
+  auto params = sc.policy_params;
+  params.insert(params.end(), kTunedBait.begin(), kTunedBait.end());
+  return simulate(sc.workload, "gpufair", testing::config_from(params), sc.options);
+}
+
+TEST_P(GamingScenario, TunedBaitSettingsStillCloseIt) {
+  const auto r = run_tuned(GetParam());
+  ASSERT_TRUE(r.gaming_advantage.has_value());
+  EXPECT_GE(*r.gaming_advantage, 1.0);
+  EXPECT_GT(team(r, "teama").bait_detections, 0u);
+}
+
+TEST(HonestBaseline, RareHonestPreemptionIsNotPenalised) {
+  for (std::uint64_t seed : {0u, 11u, 22u}) {
+    const auto r = run_tuned("honest", seed);
+    const auto& b = team(r, "teamb");
+    ASSERT_GT(b.preemptions_caused, 2u) << "the scenario must exercise honest preemption";
+    EXPECT_EQ(b.bait_detections, 0u) << "seed " << seed;
+    EXPECT_LT(b.penalty, 0.05) << "seed " << seed;
+    // B's urgent work starts at once: the preemption itself is allowed.
+    ASSERT_FALSE(b.high_waits.empty());
+    EXPECT_LE(percentile(b.high_waits, 50), 60.0) << "seed " << seed;
+    for (const auto* t : {"teama", "teamc"}) EXPECT_EQ(team(r, t).bait_detections, 0u) << t;
+  }
+}
+
+TEST(HonestBaseline, NoGamingMeansNoAdvantageToTakeAway) {
+  // Team A queues its real work like everyone: under FIFO it gets no
+  // advantage (its high jobs wait as long as the others' jobs or longer).
+  const auto r = run_scenario("honest", "fifo");
+  ASSERT_TRUE(r.gaming_advantage.has_value());
+  EXPECT_GE(*r.gaming_advantage, 0.8);
+  EXPECT_EQ(team(r, "teama").preemptions_caused, 0u);
+}
+
+TEST(HonestBusy, FrequentHonestPreemptionIsMostlyNotJudgedBait) {
+  // The hard case: B preempts a large fraction of its own long jobs, which is
+  // statistically close to a slow gamer; the detector misjudges some of it
+  // (figures in sim/tuning.md), but never most of it, and C's occasional
+  // preemptions are never judged bait.
+  const auto r = run_tuned("honest-busy");
   const auto& b = team(r, "teamb");
-  ASSERT_GT(b.preemptions_caused, 5u) << "the scenario must exercise honest preemption";
-  EXPECT_LT(b.penalty, 0.1);
-  // At most an occasional misjudgement, never routine.
-  EXPECT_LE(b.bait_detections * 5, b.preemptions_caused);
-  // B's urgent work still starts at once: the preemption itself is allowed.
-  ASSERT_FALSE(b.high_waits.empty());
-  EXPECT_LE(percentile(b.high_waits, 50), 60.0);
-  for (const auto* t : {"teama", "teamc"}) EXPECT_EQ(team(r, t).bait_detections, 0u) << t;
+  ASSERT_GT(b.preemptions_caused, 10u);
+  EXPECT_LE(b.bait_detections * 5, b.preemptions_caused * 2);
+  EXPECT_EQ(team(r, "teamc").bait_detections, 0u);
 }
 
 TEST(Fairness, SaturatedClusterTracksShares) {
