@@ -49,7 +49,7 @@ hl=$(measure_half_life); say "half-life applied after the rejected reconfigure: 
 ok "bad value on reconfigure: clear error, old settings kept"
 # A bad value at start: slurmctld refuses to start, naming the key.
 "$CLUSTER" restart-ctld >"$E2E_OUT/t8-bad-start.txt" 2>&1 && fail "slurmctld started with half_life=banana"
-line=$(grep 'invalid configuration' "$log" | tail -1)
+line=$(grep 'error: priority/gpufair: invalid configuration' "$log" | tail -1)
 say "slurmctld: ${line:0:300}"
 grep -q 'refusing to start' <(tail -20 "$log") || fail "no 'refusing to start' in $log"
 [[ ${line##*): } == *half_life* ]] || fail "slurmctld's refusal to start does not name half_life: ${line##*): }"
