@@ -108,7 +108,9 @@ const char *gpufair_version(void);
 int gpufair_config_check(const char *params, const gpufair_knobs_t *knobs,
                          char *err, size_t errlen);
 
-/* Write the effective configuration, one "key=value" per line, to buf. */
+/* Write the effective configuration, one "key=value" per line, to buf.
+ * GPUFAIR_ERR_ARG on NULL arguments, or when len is too small (the text is
+ * then truncated, still NUL-terminated); 8 KiB is plenty. */
 int gpufair_config_describe(const gpufair_engine_t *e, char *buf, size_t len);
 
 gpufair_engine_t *gpufair_engine_new(const char *params,

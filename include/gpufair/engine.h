@@ -66,7 +66,9 @@ class Engine {
   void reconfigure(Config config);
   Config config() const;
 
-  // Teams.
+  // Teams. A new team, or new shares, update that team's factor at once in
+  // O(1); the other teams' factors (which move slightly with the totals) are
+  // refreshed by end_cycle. Unknown team ids throw std::invalid_argument.
   TeamId team_for_account(std::string_view account_path);  // -1 if empty
   void set_shares(TeamId team, double shares);
   void set_cluster_gpus(double gpus);
