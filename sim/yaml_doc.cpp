@@ -11,6 +11,14 @@
 #include "job_spec.h"
 
 namespace gpufair::sim {
+
+YamlNode::YamlNode() = default;
+YamlNode::YamlNode(const YamlNode&) = default;
+YamlNode::YamlNode(YamlNode&&) noexcept = default;
+YamlNode& YamlNode::operator=(const YamlNode&) = default;
+YamlNode& YamlNode::operator=(YamlNode&&) noexcept = default;
+YamlNode::~YamlNode() = default;
+
 namespace {
 
 class Parser {

@@ -16,6 +16,15 @@ struct YamlNode {
   std::vector<std::pair<std::string, YamlNode>> fields; // mapping, in file order
   int line = 0;                                         // 1-based
 
+  // Out of line (yaml_doc.cpp): std::pair<std::string, YamlNode> must not be
+  // instantiated while YamlNode is incomplete (clang with libstdc++ rejects it).
+  YamlNode();
+  YamlNode(const YamlNode&);
+  YamlNode(YamlNode&&) noexcept;
+  YamlNode& operator=(const YamlNode&);
+  YamlNode& operator=(YamlNode&&) noexcept;
+  ~YamlNode();
+
   const YamlNode* find(const std::string& key) const {
     for (const auto& [k, v] : fields)
       if (k == key) return &v;
