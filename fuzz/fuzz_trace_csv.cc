@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -140,7 +141,23 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       std::fprintf(stderr, "fuzz_trace_csv: re-reading written rows: %s\n", err.c_str());
       fail("TraceWriter output does not read back");
     }
-    if (again != lenient) fail("TraceWriter output reads back different jobs");
+    if (again != lenient) {
+      for (std::size_t i = 0; i < std::min(again.size(), lenient.size()); ++i) {
+        if (again[i] == lenient[i]) continue;
+        const Row &x = lenient[i], &y = again[i];
+        std::fprintf(stderr,
+                     "fuzz_trace_csv: row %zu read:    submit=%lld account=\"%s\" (%zu bytes) user=\"%s\" (%zu bytes) gpus=%d runtime=%lld rank=%d\n"
+                     "fuzz_trace_csv: row %zu re-read: submit=%lld account=\"%s\" (%zu bytes) user=\"%s\" (%zu bytes) gpus=%d runtime=%lld rank=%d\n",
+                     i, static_cast<long long>(x.submit), x.account.c_str(), x.account.size(), x.user.c_str(),
+                     x.user.size(), x.gpus, static_cast<long long>(x.runtime), x.rank, i,
+                     static_cast<long long>(y.submit), y.account.c_str(), y.account.size(), y.user.c_str(),
+                     y.user.size(), y.gpus, static_cast<long long>(y.runtime), y.rank);
+        break;
+      }
+      if (again.size() != lenient.size())
+        std::fprintf(stderr, "fuzz_trace_csv: %zu rows read, %zu re-read\n", lenient.size(), again.size());
+      fail("TraceWriter output reads back different jobs");
+    }
   }
   return 0;
 }
