@@ -25,11 +25,13 @@ penalty and bait detections from `gpufair-show --json` (when installed).
 Jobs that never started by the end of the run are counted with their wait so
 far (a lower bound), and reported as pending_at_end.
 
-The JSON schema is the simulator's: policy, teams[name, jobs, gpu_hours,
-wait_p50_s, wait_p90_s, high_wait_p50_s, preemptions_caused, bait_detections,
-penalty, ...], jain_index, utilization, sim_seconds, wall_seconds,
-gaming_advantage (= median wait of the gaming team's high jobs / median wait of
-the other teams' jobs).
+The JSON schema is gpufair-sim's (same field names and meanings): policy,
+teams[name, jobs, started, never_started, gpu_hours, share, gpu_hour_share,
+wait_p50_s, wait_p90_s, wait_p99_s, high_wait_p50_s, preemptions_caused,
+preemptions_suffered, bait_detections, penalty, ...], jain_index,
+utilization, gaming_team, gaming_advantage (+ its definition), cluster_gpus,
+jobs, preemptions, sim_seconds, wall_seconds; plus real-cluster extras:
+hour_seconds, job_list (every job), preemption_events.
 """
 import argparse
 import json
@@ -51,6 +53,9 @@ USER_ACCOUNT = {"gfa1": "teama", "gfa2": "teama_nlp", "gfb1": "teamb", "gfc1": "
 SHARES = {"teama": 100, "teamb": 100, "teamc": 100}
 TEAMS = ["teama", "teamb", "teamc"]
 GAMING_TEAM = "teama"
+GAMING_DEFINITION = ("median queue wait of the gaming team's qos=high jobs / median queue wait of every other "
+                     "team's jobs (waits under 1 s count as 1 s; jobs still pending at the end count with their "
+                     "wait so far); < 1 means gaming pays off, >= 1 means it gains nothing")
 
 
 def log(msg):
@@ -356,11 +361,13 @@ def measure(policy, scenario, hour, t0, t_end, jobs, rows, wall_start):
         suffered = sum(1 for v, pr, _ in events if by_id[v].team == team)
         cross = sum(1 for v, pr, _ in events if by_id[pr].team == team and by_id[v].team != team)
         gpu_s = sum(p["gpu_seconds"] for p in tj)
-        entry = dict(name=team, shares=SHARES[team], jobs=len(tj), gpu_hours=round(gpu_s / 3600, 4),
-                     story_gpu_hours=round(gpu_s / hour, 1),
-                     wait_p50_s=pct(waits, 0.5), wait_p90_s=pct(waits, 0.9),
-                     high_wait_p50_s=pct(high, 0.5), work_wait_p50_s=pct(work, 0.5),
-                     work_wait_p90_s=pct(work, 0.9),
+        entry = dict(name=team, jobs=len(tj), started=sum(1 for p in tj if p["started"]),
+                     never_started=sum(1 for p in tj if not p["started"]), high_jobs=len(high),
+                     shares=SHARES[team], share=round(SHARES[team] / sum(SHARES.values()), 4),
+                     gpu_hours=round(gpu_s / 3600, 4), story_gpu_hours=round(gpu_s / hour, 1),
+                     wait_p50_s=pct(waits, 0.5), wait_p90_s=pct(waits, 0.9), wait_p99_s=pct(waits, 0.99),
+                     high_wait_p50_s=pct(high, 0.5), high_wait_p90_s=pct(high, 0.9),
+                     work_wait_p50_s=pct(work, 0.5), work_wait_p90_s=pct(work, 0.9),
                      preemptions_caused=caused, preemptions_suffered=suffered,
                      cross_team_preemptions=cross,
                      pending_at_end=sum(1 for p in tj if not p["started"]),
@@ -372,23 +379,30 @@ def measure(policy, scenario, hour, t0, t_end, jobs, rows, wall_start):
             entry["bait_detections"] = g.get("bait_detections", 0)
             entry["penalty"] = round(g.get("penalty", 0.0), 4)
         teams.append(entry)
+    total_h = sum(t["gpu_hours"] for t in teams)
+    for t in teams:
+        t["gpu_hour_share"] = round(t["gpu_hours"] / total_h, 4) if total_h else None
     x = [t["gpu_hours"] / t["shares"] for t in teams]
     jain = (sum(x) ** 2) / (len(x) * sum(v * v for v in x)) if any(x) else None
     span = t_end - t0
-    gaming_high = next(t for t in teams if t["name"] == GAMING_TEAM)["high_wait_p50_s"]
-    others = [p["wait_s"] for p in per_job if p["team"] != GAMING_TEAM]
-    others_p50 = pct(others, 0.5)
+    # As the simulator: waits under 1 s count as 1 s; unstarted jobs count
+    # with their wait so far.
+    gaming_high = pct([max(1.0, p["wait_s"]) for p in per_job
+                       if p["team"] == GAMING_TEAM and p["qos"] == "high"], 0.5)
+    others_p50 = pct([max(1.0, p["wait_s"]) for p in per_job if p["team"] != GAMING_TEAM], 0.5)
     adv = (gaming_high / others_p50) if (gaming_high is not None and others_p50) else None
     return dict(policy=policy, source="real-cluster", scenario=scenario, hour_seconds=hour,
-                gaming_team=GAMING_TEAM,
-                gaming_advantage=None if adv is None else round(adv, 4),
-                gaming_advantage_definition="median wait of the gaming team's high-QOS jobs / "
-                                            "median wait of all jobs of the other teams",
                 teams=teams, jain_index=None if jain is None else round(jain, 4),
                 utilization=round(gpu_s_total / (GPUS_TOTAL * span), 4),
+                gaming_team=GAMING_TEAM,
+                gaming_advantage=None if adv is None else round(adv, 4),
+                gaming_high_wait_p50_s=gaming_high, others_wait_p50_s=others_p50,
+                gaming_advantage_definition=GAMING_DEFINITION,
+                cluster_gpus=GPUS_TOTAL, jobs=len(per_job), preemptions=len(events),
                 sim_seconds=round(span, 1), wall_seconds=round(time.time() - wall_start, 1),
-                preemptions=[dict(victim=v, preemptor=p, when=w) for v, p, w in events],
-                gpufair_show_error=gf_err, jobs=per_job)
+                gpufair_show_error=gf_err,
+                preemption_events=[dict(victim=v, preemptor=p, when=w) for v, p, w in events],
+                job_list=per_job)
 
 
 # --- output -----------------------------------------------------------------
@@ -414,9 +428,13 @@ def table(res):
                      f"{fmt(t['work_wait_p50_s'], 1):>9} "
                      f"{str(t['preemptions_caused']) + '/' + str(t['preemptions_suffered']):>9} "
                      f"{fmt(t['bait_detections']):>5} {fmt(t['penalty'], 2):>8} {t['pending_at_end']:>9}")
-    lines.append(f"waits in seconds; preempt = caused/suffered; GPU utilisation {res['utilization']:.2f}; "
-                 f"Jain index {fmt(res['jain_index'], 3)}; gaming advantage {fmt(res['gaming_advantage'], 2)} "
-                 f"({res['gaming_advantage_definition']}; < 1 means the gaming team jumps the queue)")
+    lines.append(f"waits in seconds; preempt = caused/suffered; unstarted = never started by the end (counted "
+                 f"with their wait so far)")
+    lines.append(f"GPU utilisation {res['utilization']:.2f}; Jain index {fmt(res['jain_index'], 3)} "
+                 f"(share-normalised GPU-hours); gaming advantage of {res['gaming_team']} "
+                 f"{fmt(res['gaming_advantage'], 2)} = its high jobs' median wait "
+                 f"{fmt(res['gaming_high_wait_p50_s'], 1)} s / other teams' median wait "
+                 f"{fmt(res['others_wait_p50_s'], 1)} s (< 1: gaming pays off; >= 1: it gains nothing)")
     if res.get("gpufair_show_error"):
         lines.append(f"note: penalty/bait unavailable: {res['gpufair_show_error']}")
     return "\n".join(lines)
@@ -429,7 +447,7 @@ def svg(out, results):
     series = []
     for res in results:
         for t in res["teams"]:
-            jobs = [j for j in res["jobs"] if j["team"] == t["name"] and j["kind"] in ("work", "urgent")]
+            jobs = [j for j in res["job_list"] if j["team"] == t["name"] and j["kind"] in ("work", "urgent")]
             series.append((t["name"], res["policy"], [j["wait_s"] for j in jobs],
                            [j["started"] for j in jobs]))
     ymax = max([max(s[2]) for s in series if s[2]] + [10])
