@@ -316,22 +316,12 @@ static void _prio_input(gpufair_prio_input_t *in, const job_record_t *job,
 		0;
 }
 
-/* Compute a pending job's priority and store the sprio breakdown. Caller
- * holds the job WRITE lock, assoc/qos READ (or stronger) and map_lock for
- * reading (or is the cycle thread). */
-static uint32_t _set_job_priority_locked(job_record_t *job, time_t now,
-					 bool verbose)
+/* The sprio breakdown (weighted factors, as multifactor stores them). */
+static void _fill_factors(priority_factors_object_t *obj,
+			  const gpufair_factors_t *fp, const job_record_t *job)
 {
-	gpufair_prio_input_t in;
-	gpufair_factors_t f;
-	uint32_t prio;
-	priority_factors_object_t *obj;
+	gpufair_factors_t f = *fp;
 
-	_prio_input(&in, job, _job_team_locked(job));
-	prio = gpufair_priority(g.engine, &in, now, &f);
-	if (!job->prio_factors)
-		job->prio_factors = xmalloc(sizeof(priority_factors_object_t));
-	obj = job->prio_factors;
 	obj->priority_age = f.w_age;
 	obj->priority_fs = f.w_fairshare;
 	obj->priority_js = f.w_job_size;
@@ -340,21 +330,68 @@ static uint32_t _set_job_priority_locked(job_record_t *job, time_t now,
 	obj->priority_assoc = 0;
 	obj->priority_site = NICE_OFFSET; /* sprio shows site - NICE_OFFSET: 0 */
 	obj->nice = job->details ? job->details->nice : NICE_OFFSET;
+}
+
+/*
+ * Priority of a pending job from its prepared input. With store, the sprio
+ * breakdown goes into job->prio_factors too (at submit); the cycle does not
+ * store it (one cache miss per job less on the hottest loop):
+ * priority_p_get_priority_factors_list() recomputes it on demand. Caller
+ * holds the job WRITE lock.
+ */
+static uint32_t _apply_priority(job_record_t *job,
+				const gpufair_prio_input_t *in, time_t now,
+				bool verbose, bool store)
+{
+	gpufair_factors_t f;
+	uint32_t prio;
+
+	prio = gpufair_priority(g.engine, in, now, &f);
+	if (store) {
+		if (!job->prio_factors)
+			job->prio_factors =
+				xmalloc(sizeof(priority_factors_object_t));
+		_fill_factors(job->prio_factors, &f, job);
+	}
 	if (verbose)
 		log_flag(PRIO, "%s: %pJ team=%d gpus=%.2f age=%.3f fs=%.3f (penalty %.2f) size=%.3f part=%.3f qos=%.3f nice=%d -> %u",
-		 plugin_type, job, in.team, in.gpus, f.age, f.fairshare,
+		 plugin_type, job, in->team, in->gpus, f.age, f.fairshare,
 		 f.penalty, f.job_size, f.partition, f.qos, f.nice, prio);
 	return prio ? prio : 1;
 }
 
+/* Compute a pending job's priority and store the sprio breakdown. Caller
+ * holds the job WRITE lock, assoc/qos READ (or stronger) and map_lock for
+ * reading. */
+static uint32_t _set_job_priority_locked(job_record_t *job, time_t now,
+					 bool verbose)
+{
+	gpufair_prio_input_t in;
+
+	_prio_input(&in, job, _job_team_locked(job));
+	return _apply_priority(job, &in, now, verbose, true);
+}
+
 /* ---------------------------------------------------------------------- */
 /* The cycle                                                                */
+
+/* A pending job to re-prioritise once the cycle's team factors are in. */
+typedef struct {
+	job_record_t *job;
+	gpufair_prio_input_t in;
+} pending_rec_t;
 
 typedef struct {
 	time_t now;
 	time_t since;     /* jobs that ended at or after this are reported */
 	int running, pending, ended, reprioritised;
 } cycle_ctx_t;
+
+/* Pending jobs of the current cycle; the buffer is kept between cycles.
+ * Only the cycle thread touches it, with the job WRITE lock held from the
+ * observing walk to the re-prioritising loop, so the pointers stay valid. */
+static pending_rec_t *pend;
+static size_t pend_len, pend_cap;
 
 /* Associations -> teams and shares. Caller holds assoc READ (or WRITE). */
 static void _refresh_teams_locked(void)
@@ -471,42 +508,53 @@ static int _observe_job(void *x, void *arg)
 		if (gpufair_observe_running(g.engine, &j) == GPUFAIR_OK)
 			ctx->running++;
 	} else if (IS_JOB_PENDING(job) && job->priority) {
-		int32_t team;
+		/* 0 = held: neither waiting nor re-prioritised. */
+		pending_rec_t *r;
 
+		if (pend_len == pend_cap) {
+			pend_cap = pend_cap ? 2 * pend_cap : 1024;
+			xrecalloc(pend, pend_cap, sizeof(*pend));
+		}
+		r = &pend[pend_len];
+		_prio_input(&r->in, job, _job_team_locked(job));
+		/* direct_set_prio = set by an admin: leave it alone. */
+		if (!job->direct_set_prio) {
+			r->job = job;
+			pend_len++;
+		}
 		/* Only jobs that could run now are "waiting" for the bait
 		 * judgement: not before their begin time. */
-		if (job->details && job->details->begin_time > ctx->now)
+		if (r->in.team < 0 ||
+		    (job->details && job->details->begin_time > ctx->now))
 			return 0;
-		team = _job_team_locked(job);
-
-		if (team < 0)
-			return 0;
-		gf_job_fill(&j, job, team, &g.gpus);
-		j.eligible_time = gf_job_eligible(
-			job, g.flags & PRIORITY_FLAGS_ACCRUE_ALWAYS);
+		memset(&j, 0, sizeof(j));
+		j.job_id = job->job_id;
+		j.team = r->in.team;
+		j.user_id = job->user_id;
+		j.rank = gf_job_rank(job);
+		j.gpus = r->in.gpus;
+		j.submit_time = job->details ?
+			(int64_t)job->details->submit_time : 0;
+		j.eligible_time = r->in.eligible_time;
 		if (gpufair_observe_pending(g.engine, &j) == GPUFAIR_OK)
 			ctx->pending++;
 	}
 	return 0;
 }
 
-static int _reprioritise_job(void *x, void *arg)
+static void _reprioritise_pending(cycle_ctx_t *ctx)
 {
-	job_record_t *job = x;
-	cycle_ctx_t *ctx = arg;
-	uint32_t prio;
+	for (size_t i = 0; i < pend_len; i++) {
+		job_record_t *job = pend[i].job;
+		uint32_t prio = _apply_priority(job, &pend[i].in, ctx->now,
+						false, false);
 
-	if (!IS_JOB_PENDING(job) || IS_JOB_REVOKED(job))
-		return 0;
-	/* 0 = held; direct_set_prio = set by an admin: leave both alone. */
-	if (!job->priority || job->direct_set_prio)
-		return 0;
-	prio = _set_job_priority_locked(job, ctx->now, false);
-	if (prio != job->priority) {
-		job->priority = prio;
-		ctx->reprioritised++;
+		if (prio != job->priority) {
+			job->priority = prio;
+			ctx->reprioritised++;
+		}
 	}
-	return 0;
+	pend_len = 0;
 }
 
 /*
@@ -599,19 +647,20 @@ static void _cycle(time_t now)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	_refresh_gpus_locked();
 	_refresh_teams_locked();
+	pend_len = 0;
 	if (job_list)
 		list_for_each(job_list, _observe_job, &ctx);
 	gpufair_cycle_end(g.engine, (int64_t)now);
 	_collect_reports(now);
-	if (job_list)
-		list_for_each(job_list, _reprioritise_job, &ctx);
+	_reprioritise_pending(&ctx);
 	_write_assoc_usage_locked();
 	assoc_mgr_unlock(&locks);
 	if (ctx.reprioritised && &last_job_update)
 		last_job_update = now;
+	/* Under the job lock: sprio recomputes factors at this time. */
+	g.prev_cycle = now;
 	unlock_slurmctld(job_write_lock);
 
-	g.prev_cycle = now;
 	clock_gettime(CLOCK_MONOTONIC, &t2);
 	log_flag(PRIO, "%s: cycle: %d running, %d pending, %d ended, %d re-prioritised, %d teams; %.3f ms under locks (after %.3f ms waiting for them)",
 		 plugin_type, ctx.running, ctx.pending, ctx.ended,
@@ -733,6 +782,8 @@ extern GF_EXPORT int fini(void)
 	g.nreports = 0;
 	pthread_rwlock_unlock(&g.map_lock);
 	xfree(g.billing_weights);
+	xfree(pend);
+	pend_len = pend_cap = 0;
 	return SLURM_SUCCESS;
 }
 
@@ -852,10 +903,22 @@ static void _append_factors(factors_ctx_t *ctx, job_record_t *job,
 	if (ctx->parts && !list_find_first(ctx->parts, _find_ptr, part))
 		return;
 	obj = xmalloc(sizeof(*obj));
-	if (job->direct_set_prio)
+	if (job->direct_set_prio) {
 		obj->direct_prio = job->priority;
-	else if (job->prio_factors)
-		*obj = *job->prio_factors;
+	} else {
+		/* The factors of the job's current priority: computed at the
+		 * last cycle (or at submit, if it came later) from the team
+		 * factors that are still cached. */
+		gpufair_prio_input_t in;
+		gpufair_factors_t f;
+		time_t at = g.prev_cycle;
+
+		if (job->details && job->details->submit_time > at)
+			at = job->details->submit_time;
+		_prio_input(&in, job, _job_team_locked(job));
+		gpufair_priority(g.engine, &in, (int64_t)at, &f);
+		_fill_factors(obj, &f, job);
+	}
 	obj->priority_tres = NULL;
 	obj->tres_names = NULL;
 	obj->tres_weights = NULL;
@@ -912,10 +975,14 @@ extern GF_EXPORT List priority_p_get_priority_factors_list(
 		.job = READ_LOCK, .node = READ_LOCK, .part = READ_LOCK };
 	factors_ctx_t ctx = { .req = req_msg, .uid = uid, .now = time(NULL) };
 
-	if (!req_msg || !job_list)
+	assoc_mgr_lock_t locks = { .assoc = READ_LOCK, .qos = READ_LOCK };
+
+	if (!req_msg || !job_list || !g.engine)
 		return NULL;
 
 	lock_slurmctld(job_read_lock);
+	assoc_mgr_lock(&locks);
+	pthread_rwlock_rdlock(&g.map_lock);
 	if (req_msg->partitions) {
 		char *names = xstrdup(req_msg->partitions), *save = NULL;
 
@@ -931,6 +998,8 @@ extern GF_EXPORT List priority_p_get_priority_factors_list(
 	}
 	ctx.out = list_create(slurm_destroy_priority_factors_object);
 	list_for_each(job_list, _factors_of_job, &ctx);
+	pthread_rwlock_unlock(&g.map_lock);
+	assoc_mgr_unlock(&locks);
 	unlock_slurmctld(job_read_lock);
 	FREE_NULL_LIST(ctx.parts);
 	if (!list_count(ctx.out))
