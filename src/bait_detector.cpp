@@ -29,6 +29,8 @@ BaitEvidence judge(const BaitConfig& c, const JobRef& preemptor,
                  ? unit(counts.low_rank_preempted / counts.low_rank_starts)
                  : 0.0;
 
+  e.jump = counts.started_gpus > 0 ? unit(counts.preemptor_gpus / counts.started_gpus) : 0.0;
+
   e.anyone_waiting = oldest_other_since.has_value();
   if (e.anyone_waiting) {
     const TimePoint preemptor_since =
@@ -41,7 +43,7 @@ BaitEvidence judge(const BaitConfig& c, const JobRef& preemptor,
                            : (e.skipped > 0 ? 1.0 : 0.0);
 
   e.score = c.w_young * e.young + c.w_repeat * e.repeat + c.w_supply * e.supply +
-            c.w_skip * e.skip;
+            c.w_skip * e.skip + c.w_jump * e.jump;
   // Nobody harmed (nothing skipped) or no rank jump: not bait, whatever the score.
   e.bait = e.rank_gap > 0 && e.skipped > 0 && e.score >= c.threshold;
   return e;
@@ -62,7 +64,7 @@ BaitEvidence judge_preemption(const BaitConfig& c, const JobRef& preemptor,
                               std::optional<TimePoint> oldest_other_since,
                               const RecentCounts& counts) {
   BaitEvidence e = judge(c, preemptor, victim, when, oldest_other_since, counts);
-  char buf[768];
+  char buf[1024];
   if (!e.same_team) {
     std::snprintf(buf, sizeof buf,
                   "honest: cross-team preemption (team %d preempts team %d), never in-team bait",
@@ -84,12 +86,14 @@ BaitEvidence judge_preemption(const BaitConfig& c, const JobRef& preemptor,
       "repeat=%.2f (%.2f recent in-team preemptions, bait_repeat=%.2f); "
       "supply=%.2f (%.2f of %.2f recent low-rank starts preempted); "
       "skipped=%.2f (%llds of other teams' queue time, bait_skip_norm=%llds); "
+      "jump=%.2f (%.1f of %.1f recent GPU starts by in-team preemption); "
       "score=%.3f %s threshold %.3f",
       verdict, why, e.rank_gap, e.young, static_cast<long long>(e.victim_run),
       static_cast<long long>(c.young), e.repeat, counts.in_team_preemptions,
       c.repeat, e.supply, counts.low_rank_preempted, counts.low_rank_starts,
       e.skip, static_cast<long long>(e.skipped),
-      static_cast<long long>(c.skip_norm), e.score,
+      static_cast<long long>(c.skip_norm), e.jump, counts.preemptor_gpus,
+      counts.started_gpus, e.score,
       e.score >= c.threshold ? ">=" : "<", c.threshold);
   e.reason = buf;
   return e;

@@ -223,6 +223,10 @@ const std::vector<KeyDef>& key_table() {
                            [](Config& c) -> double& { return c.bait.w_supply; }));
     t.push_back(number_key("bait_w_skip", 0, 100, "score weight of skipped queue time",
                            [](Config& c) -> double& { return c.bait.w_skip; }));
+    t.push_back(number_key("bait_w_jump", 0, 100,
+                           "score weight of the share of the team's started GPUs that started by "
+                           "in-team preemption (0 = off)",
+                           [](Config& c) -> double& { return c.bait.w_jump; }));
     t.push_back({"bait_block", "one of never, penalized, always",
                  "refuse a preemption whose victim looks like bait: never, when the team is penalized, always",
                  [](const Config& c) {

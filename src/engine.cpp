@@ -3,6 +3,7 @@
 #include "gpufair/engine.h"
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cmath>
 #include <deque>
@@ -49,6 +50,19 @@ struct TeamState {
   int max_rank = 0;
   std::uint32_t bait_detections = 0, in_team_preemptions = 0;
   std::deque<BaitDecision> recent;
+  // The last few preemptors: one preemptor displacing several victims is
+  // one queue jump, and its start was counted when it preempted.
+  std::array<JobId, 8> recent_preemptors{};
+  std::uint8_t next_preemptor_slot = 0;
+
+  bool is_recent_preemptor(JobId id) const {
+    return id != 0 && std::find(recent_preemptors.begin(), recent_preemptors.end(), id) !=
+                          recent_preemptors.end();
+  }
+  void remember_preemptor(JobId id) {
+    recent_preemptors[next_preemptor_slot % recent_preemptors.size()] = id;
+    next_preemptor_slot = static_cast<std::uint8_t>((next_preemptor_slot + 1) % recent_preemptors.size());
+  }
 };
 
 bool finite_nonneg(double v) { return std::isfinite(v) && v >= 0; }
@@ -153,6 +167,13 @@ struct Engine::Impl {
       auto it = running.find(victim.id);
       if (it == running.end() || !it->second.low_rank_start) c.low_rank_starts += 1;
       c.low_rank_preempted += 1;
+    }
+    c.started_gpus = t.memory.started_gpus.at(when, w);
+    c.preemptor_gpus = t.memory.preemptor_gpus.at(when, w);
+    if (!t.is_recent_preemptor(preemptor.id)) {
+      c.preemptor_gpus += preemptor.gpus;
+      // It starts now; if the host already reported it running, it was counted.
+      if (running.find(preemptor.id) == running.end()) c.started_gpus += preemptor.gpus;
     }
     return c;
   }
@@ -307,6 +328,9 @@ void Engine::observe_running(const JobRef& job, TimePoint now) {
       r.low_rank_start = true;
       t.memory.low_rank_starts.add(1, now, m.config.bait.window);
     }
+    if (!t.is_recent_preemptor(job.id)) {  // a preemptor's start was counted when it preempted
+      t.memory.started_gpus.add(job.gpus, now, m.config.bait.window);
+    }
   }
   m.see_rank(t, job.rank);
   r.team = job.team;
@@ -445,6 +469,13 @@ BaitDecision Engine::record_preemption(const JobRef& preemptor, const JobRef& vi
       }
       t.memory.low_rank_preempted.add(1, when, w);
     }
+    if (!t.is_recent_preemptor(preemptor.id) && finite_nonneg(preemptor.gpus)) {
+      t.memory.preemptor_gpus.add(preemptor.gpus, when, w);
+      if (m.running.find(preemptor.id) == m.running.end()) {
+        t.memory.started_gpus.add(preemptor.gpus, when, w);
+      }
+      t.remember_preemptor(preemptor.id);
+    }
     ++t.in_team_preemptions;
     e = judge_preemption(m.config.bait, preemptor, victim, when, since, counts);
   } else {
@@ -544,6 +575,10 @@ std::vector<std::uint8_t> Engine::save_state() const {
     write_value(w, t.memory.in_team_preemptions);
     write_value(w, t.memory.low_rank_starts);
     write_value(w, t.memory.low_rank_preempted);
+    write_value(w, t.memory.started_gpus);    // format 2
+    write_value(w, t.memory.preemptor_gpus);  // format 2
+    w.u8(t.next_preemptor_slot);              // format 2
+    for (JobId id : t.recent_preemptors) w.u64(id);
     w.u8(t.rank_seen ? 1 : 0);
     w.i64(t.max_rank);
     w.u32(t.bait_detections);
@@ -603,6 +638,12 @@ Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
     t.memory.in_team_preemptions = read_value(r);
     t.memory.low_rank_starts = read_value(r);
     t.memory.low_rank_preempted = read_value(r);
+    if (frame->version >= 2) {
+      t.memory.started_gpus = read_value(r);
+      t.memory.preemptor_gpus = read_value(r);
+      t.next_preemptor_slot = static_cast<std::uint8_t>(r.u8() % t.recent_preemptors.size());
+      for (JobId& id : t.recent_preemptors) id = r.u64();
+    }
     t.rank_seen = r.u8() != 0;
     const std::int64_t max_rank = r.i64();
     if (r.ok() && (max_rank < INT_MIN || max_rank > INT_MAX)) r.fail("a team's max rank is out of range");

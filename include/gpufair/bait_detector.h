@@ -19,6 +19,8 @@ struct DetectorMemory {
   DecayedValue in_team_preemptions;  // in-team preemptions by this team
   DecayedValue low_rank_starts;      // low-rank jobs of this team that started
   DecayedValue low_rank_preempted;   // ...and ended by in-team preemption
+  DecayedValue started_gpus;         // GPUs of every job of this team that started
+  DecayedValue preemptor_gpus;       // ...of which started by in-team preemption
 };
 
 // The team's recent counts *including* the event being judged.
@@ -26,6 +28,8 @@ struct RecentCounts {
   double in_team_preemptions = 0;
   double low_rank_starts = 0;
   double low_rank_preempted = 0;
+  double started_gpus = 0;
+  double preemptor_gpus = 0;
 };
 
 struct BaitEvidence {
@@ -34,7 +38,7 @@ struct BaitEvidence {
   Seconds victim_run = 0;     // how long the victim ran before displaced
   Seconds skipped = 0;        // queue time the preemptor skipped
   bool anyone_waiting = false;
-  double young = 0, repeat = 0, supply = 0, skip = 0;  // each in [0,1]
+  double young = 0, repeat = 0, supply = 0, skip = 0, jump = 0;  // each in [0,1]
   double score = 0;
   bool bait = false;
   std::string reason;         // every piece of evidence, human-readable

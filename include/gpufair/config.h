@@ -54,6 +54,11 @@ struct BaitConfig {
   double w_repeat = 0.2;          // bait_w_repeat
   double w_supply = 0.2;          // bait_w_supply
   double w_skip = 0.2;            // bait_w_skip
+  // bait_w_jump: weight of the share of the team's recently started GPUs that
+  // started by preempting their own team. Off by default (a new signal for
+  // the simulator to tune): it is volume-relative, so it separates a gamer
+  // (much of its work jumps) from a big honest team that preempts often.
+  double w_jump = 0;
   BaitBlock block = BaitBlock::kPenalized;  // bait_block
   double block_penalty = 0.5;     // bait_block_penalty
 };

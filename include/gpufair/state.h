@@ -16,7 +16,9 @@
 namespace gpufair {
 
 inline constexpr char kStateMagic[8] = {'G', 'P', 'U', 'F', 'A', 'I', 'R', '1'};
-inline constexpr std::uint32_t kStateFormatVersion = 1;
+// 1: first format. 2: adds per-team started/preemptor GPU memory and the
+// last preemptors (bait_w_jump); version 1 files still load (those start at 0).
+inline constexpr std::uint32_t kStateFormatVersion = 2;
 inline constexpr std::size_t kStateHeaderSize = 8 + 4 + 8 + 8;
 
 std::uint64_t fnv1a64(std::span<const std::uint8_t> bytes);

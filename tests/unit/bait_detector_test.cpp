@@ -87,6 +87,25 @@ TEST(BaitDetector, EvidenceIsClampedToUnitInterval) {
   }
 }
 
+TEST(BaitDetector, JumpIsRelativeToTheTeamsVolume) {
+  BaitConfig c;
+  c.w_young = c.w_repeat = c.w_supply = c.w_skip = 0;
+  c.w_jump = 1;
+  const JobRef p = job(1, 0, 10, kNow - 60);
+  const JobRef v = job(2, 0, 0, kNow - 3000, kNow - 300);
+  RecentCounts big_honest_team{1, 20, 1, 160, 8};  // 8 of 160 started GPUs jumped
+  RecentCounts gamer{1, 4, 4, 16, 12};             // 12 of 16
+  const auto honest = judge_preemption(c, p, v, kNow, kNow - 7200, big_honest_team);
+  const auto gaming = judge_preemption(c, p, v, kNow, kNow - 7200, gamer);
+  EXPECT_DOUBLE_EQ(honest.jump, 0.05);
+  EXPECT_DOUBLE_EQ(gaming.jump, 0.75);
+  EXPECT_FALSE(honest.bait) << honest.reason;
+  EXPECT_TRUE(gaming.bait) << gaming.reason;
+  EXPECT_NE(gaming.reason.find("jump=0.75 (12.0 of 16.0"), std::string::npos) << gaming.reason;
+  // Off by default: the default weights ignore it.
+  EXPECT_DOUBLE_EQ(BaitConfig{}.w_jump, 0.0);
+}
+
 TEST(BaitDetector, ThresholdAndWeightsAreConfigDriven) {
   const JobRef p = job(1, 0, 10, kNow - 60);
   const JobRef v = job(2, 0, 0, kNow - 3000, kNow - 300);

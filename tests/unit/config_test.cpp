@@ -66,7 +66,8 @@ TEST(Config, EveryKeyParses) {
       "weight_fairshare=20,weight_job_size=30,weight_partition=40,weight_qos=50,favor_small=yes,"
       "gpu_weight=0.5,gpu_weight:a100=2.0,team_level=2,default_shares=3,preempt_scope=any,"
       "bait_threshold=0.7,bait_young=30m,bait_window=2d,bait_repeat=4,bait_skip_norm=2h,"
-      "bait_w_young=0.1,bait_w_repeat=0.2,bait_w_supply=0.3,bait_w_skip=0.4,bait_block=always,"
+      "bait_w_young=0.1,bait_w_repeat=0.2,bait_w_supply=0.3,bait_w_skip=0.4,bait_w_jump=0.6,"
+      "bait_block=always,"
       "bait_block_penalty=1.5,penalty_per_bait=2,penalty_max=6,penalty_half_life=12h,"
       "skip_charge=0.5,state_file=/var/spool/gpufair.state");
   ASSERT_TRUE(c.ok()) << c.error().message;
@@ -94,6 +95,7 @@ TEST(Config, EveryKeyParses) {
   EXPECT_DOUBLE_EQ(c->bait.w_repeat, 0.2);
   EXPECT_DOUBLE_EQ(c->bait.w_supply, 0.3);
   EXPECT_DOUBLE_EQ(c->bait.w_skip, 0.4);
+  EXPECT_DOUBLE_EQ(c->bait.w_jump, 0.6);
   EXPECT_EQ(c->bait.block, BaitBlock::kAlways);
   EXPECT_DOUBLE_EQ(c->bait.block_penalty, 1.5);
   EXPECT_DOUBLE_EQ(c->penalty.per_bait, 2);

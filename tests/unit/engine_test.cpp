@@ -381,6 +381,31 @@ TEST(EngineDetector, CrossTeamIsNotInTeam) {
   EXPECT_EQ(s.h.engine.team_report(s.gamer, s.h.now()).in_team_preemptions, 0u);
 }
 
+TEST(EngineDetector, JumpCountsStartedGpusAndEachPreemptorOnce) {
+  Host h("bait_w_jump=1");
+  const TeamId big = h.engine.team_for_account("big");
+  const TeamId gamer = h.engine.team_for_account("gamer");
+  const TeamId other = h.engine.team_for_account("other");
+  h.pending = {make_job(1, other, 0, 8, kT0 - 2 * kHour)};
+  for (int i = 0; i < 20; ++i) h.running.push_back(make_job(100 + i, big, 0, 8, kT0 - 60, kT0 - 60));
+  for (int i = 0; i < 4; ++i) h.running.push_back(make_job(200 + i, gamer, 0, 1, kT0 - 60, kT0 - 60));
+  h.cycle();
+  // big: an urgent 4-GPU job displaces one 8-GPU job: 4 of 164 started GPUs jumped.
+  const auto honest = h.engine.record_preemption(make_job(300, big, 10, 4, kT0 - 10), h.running[0], kT0);
+  EXPECT_NE(honest.reason.find("jump=0.02 (4.0 of 164.0"), std::string::npos) << honest.reason;
+  // gamer: one 4-GPU job displaces all four 1-GPU placeholders; it jumped once.
+  for (int i = 0; i < 4; ++i) {
+    const auto d = h.engine.record_preemption(make_job(301, gamer, 10, 4, kT0 - 10), h.running[20 + i], kT0);
+    EXPECT_NE(d.reason.find("jump=0.50 (4.0 of 8.0"), std::string::npos) << i << ": " << d.reason;
+  }
+  // The preemptor's own start, seen next cycle, is not counted a second time.
+  h.running.push_back(make_job(301, gamer, 10, 4, kT0 - 10, kT0));
+  h.clock.advance(1);
+  h.cycle();
+  const auto again = h.engine.record_preemption(make_job(302, gamer, 10, 4, kT0 - 5), h.running[21], h.now());
+  EXPECT_NE(again.reason.find("of 12.0 recent GPU starts"), std::string::npos) << again.reason;
+}
+
 TEST(EngineDetector, RecentDecisionsAreBounded) {
   GamingScenario s("bait_block=never");
   for (int i = 0; i < 40; ++i) {
@@ -574,6 +599,44 @@ TEST(EngineState, EveryCorruptionIsAnErrorAndLeavesTheEngineAlone) {
   nan.u64(0);
   nan.u64(0);
   expect_error(frame_state(nan.bytes()), "NaN");
+}
+
+TEST(EngineState, FormatVersionOneStillLoads) {
+  // A version-1 payload, written field by field as gpufair 0.1 wrote it.
+  ByteWriter w;
+  w.u8(1);        // have_cycle
+  w.i64(kT0);     // last cycle
+  w.f64(32);      // cluster GPUs
+  w.u64(1);       // teams
+  w.str("teama");
+  w.f64(1234.5);  // usage
+  w.f64(2000);    // raw usage
+  w.f64(2);       // shares
+  w.u8(1);        // shares_set
+  for (int i = 0; i < 4; ++i) {  // penalty + three detector counts
+    w.f64(i == 0 ? 1.5 : 0.0);
+    w.i64(kT0);
+  }
+  w.u8(1);   // rank_seen
+  w.i64(10); // max rank
+  w.u32(3);  // bait detections
+  w.u32(4);  // in-team preemptions
+  w.u64(0);  // recent decisions
+  w.u64(0);  // running jobs
+  auto bytes = frame_state(w.bytes());
+  bytes[8] = 1;  // format version 1 (the checksum covers the payload only)
+  Engine e(config_from("penalty_half_life=0"));
+  auto r = e.load_state(bytes);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const auto rep = e.team_report(e.team_for_account("teama"), kT0);
+  EXPECT_DOUBLE_EQ(rep.usage_gpu_s, 1234.5);
+  EXPECT_DOUBLE_EQ(rep.shares, 2);
+  EXPECT_DOUBLE_EQ(rep.penalty, 1.5);
+  EXPECT_EQ(rep.bait_detections, 3u);
+  // Re-saved in the current format, it loads again.
+  Engine again(config_from("penalty_half_life=0"));
+  ASSERT_TRUE(again.load_state(e.save_state()).ok());
+  EXPECT_DOUBLE_EQ(again.team_report(0, kT0).usage_gpu_s, 1234.5);
 }
 
 TEST(EngineState, RandomWellFramedPayloadsNeverCrash) {
