@@ -157,7 +157,9 @@ for ((k = 1; k <= KILLS; k++)); do
   [[ -d /proc/$pid ]] && fail "slurmctld $pid survived kill -9"
   t_kill=$(date +%s)
   cp "$STATE" "$OUT/k$k.K.state"
-  now=$((t_kill + 3600))   # read every copy at the same instant
+  # Read every copy at the same instant, after all of them were written and
+  # soon enough that penalties (half-life 144 s) have not decayed to nothing.
+  now=$((t_kill + 120))
   if ! show "$OUT/k$k.B.state" $now >"$OUT/k$k.B.json" 2>"$OUT/k$k.B.err"; then
     corrupt=$((corrupt + 1)); say "kill $k: the state file before the kill does not load: $(cat "$OUT/k$k.B.err")"
   fi
