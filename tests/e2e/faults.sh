@@ -106,11 +106,12 @@ wait_state_file() {  # a state file newer than $1 (epoch), within $2 s
   return 1
 }
 
-# The load: ~2 jobs/s of 2-8 GPUs for 3 s each keeps 32 GPUs busy with a queue.
+# The load: ~2 jobs/s of 1-8 GPUs for 3 s each keeps 32 GPUs busy with a queue
+# (GPU sizes cycle over 5 values, teams over 4: every team gets every size).
 # A high job meets a running low job of its own team submitted 4 jobs earlier.
 start_load() {
   "$BULK" churn --seconds 100000 --rate 2 --teams 4 --team-prefix fault --sleep 3 --time 5 \
-    --qos-cycle low,low,high --nice-cycle 0,0,-10000 --gpus-cycle 4,8,2,4 \
+    --qos-cycle low,low,high --nice-cycle 0,0,-10000 --gpus-cycle 4,8,2,4,1 \
     >>"$OUT/load.out" 2>>"$OUT/load.err" &
   LOAD_PID=$!
 }
