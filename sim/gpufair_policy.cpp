@@ -39,13 +39,26 @@ JobRef GpufairPolicy::ref(const SimJob& job) const {
   return r;
 }
 
-std::uint64_t GpufairPolicy::priority(const SimJob& job, TimePoint now) const {
+PriorityInput GpufairPolicy::input(const SimJob& job) const {
   PriorityInput in;
   in.team = account_team_[static_cast<size_t>(job.account)];
   in.gpus = job.gpus;
   in.eligible = job.eligible + kEpoch;
   in.qos_norm = job.rank > 0 ? 1.0 : 0.0;
-  return engine_.priority(in, now + kEpoch).priority;
+  return in;
+}
+
+std::uint64_t GpufairPolicy::priority(const SimJob& job, TimePoint now) const {
+  return engine_.priority(input(job), now + kEpoch).priority;
+}
+
+void GpufairPolicy::priorities(const std::vector<const SimJob*>& jobs, TimePoint now,
+                               std::vector<std::uint64_t>& out) const {
+  batch_in_.clear();
+  for (const auto* j : jobs) batch_in_.push_back(input(*j));
+  batch_out_.resize(jobs.size());
+  engine_.priorities(batch_in_, now + kEpoch, batch_out_);
+  out.assign(batch_out_.begin(), batch_out_.end());
 }
 
 PreemptVerdict GpufairPolicy::allow_preemption(const SimJob& preemptor, const SimJob& victim,

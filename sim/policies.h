@@ -86,6 +86,9 @@ class GpufairPolicy final : public SchedPolicy {
   void end_cycle(TimePoint now) override { engine_.end_cycle(now + kEpoch); }
   void job_ended(const SimJob& job, TimePoint end) override { engine_.job_ended(job.id, end + kEpoch); }
   std::uint64_t priority(const SimJob& job, TimePoint now) const override;
+  // Engine::priorities: one lock for the whole pass, as the plugin does it.
+  void priorities(const std::vector<const SimJob*>& jobs, TimePoint now,
+                  std::vector<std::uint64_t>& out) const override;
   PreemptVerdict allow_preemption(const SimJob& preemptor, const SimJob& victim,
                                   TimePoint now) const override;
   RecordedPreemption record_preemption(const SimJob& preemptor, const SimJob& victim,
@@ -101,8 +104,12 @@ class GpufairPolicy final : public SchedPolicy {
   static constexpr TimePoint kEpoch = 1'700'000'000;
   JobRef ref(const SimJob& job) const;
 
+  PriorityInput input(const SimJob& job) const;
+
   Engine engine_;
   int team_level_;
+  mutable std::vector<PriorityInput> batch_in_;   // scratch for priorities()
+  mutable std::vector<std::uint32_t> batch_out_;
   std::vector<TeamId> account_team_;  // simulator account -> engine team
   std::vector<TeamId> team_map_;      // simulator team -> engine team
 };

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gpufair/config.h"
 #include "job_spec.h"
@@ -58,6 +59,13 @@ class SchedPolicy {
 
   // Higher runs first; ties go to the earlier submit.
   virtual std::uint64_t priority(const SimJob& job, TimePoint now) const = 0;
+  // The per-cycle pass over every pending job (the plugin's recalculation):
+  // out[i] = priority(*jobs[i], now). Policies may do it in one go.
+  virtual void priorities(const std::vector<const SimJob*>& jobs, TimePoint now,
+                          std::vector<std::uint64_t>& out) const {
+    out.resize(jobs.size());
+    for (size_t i = 0; i < jobs.size(); ++i) out[i] = priority(*jobs[i], now);
+  }
 
   virtual PreemptVerdict allow_preemption(const SimJob& preemptor, const SimJob& victim,
                                           TimePoint now) const = 0;

@@ -145,6 +145,8 @@ class Simulator {
   bool detector_labelled_ = false;
   bool judges_bait_ = false;  // the policy has a bait detector to score
   std::vector<NodeShare> scratch_placement_;
+  std::vector<const SimJob*> batch_jobs_;  // scratch for the per-cycle priority pass
+  std::vector<std::uint64_t> batch_prio_;
 };
 
 bool Simulator::fetch_next_spec() {
@@ -333,9 +335,13 @@ void Simulator::cycle(TimePoint now) {
   // from sorted runs (linear with the end hint).
   std::vector<PendKey> keys;
   keys.reserve(pending_.size());
+  batch_jobs_.clear();
+  for (const auto& k : pending_) batch_jobs_.push_back(&job(k.slot));
+  policy_->priorities(batch_jobs_, now, batch_prio_);
+  size_t i = 0;
   for (const auto& k : pending_) {
     auto& j = job(k.slot);
-    j.priority = policy_->priority(j, now);
+    j.priority = batch_prio_[i++];
     keys.push_back({j.priority, j.submit, j.id, k.slot});
   }
   std::sort(keys.begin(), keys.end());
