@@ -81,6 +81,7 @@ static struct {
 	uint16_t flags;               /* PriorityFlags */
 	char state_path[PATH_MAX];
 	char *billing_weights;        /* TRESBillingWeights given to the core */
+	bool warned_no_gpu_tres;      /* said once that gres/gpu is not tracked */
 	/* Derived from the effective configuration by _after_config(), which
 	 * reconfigure may run concurrently with the cycle: conf_mutex. It is
 	 * only ever taken innermost (never while acquiring slurmctld locks). */
@@ -469,6 +470,12 @@ static void _refresh_gpus_locked(void)
 	gf_gpu_map_build(&g.gpus, g.describe);
 	slurm_mutex_unlock(&g.conf_mutex);
 	pthread_rwlock_unlock(&g.map_lock);
+	if ((g.gpus.gpu_pos < 0) != g.warned_no_gpu_tres) {
+		g.warned_no_gpu_tres = (g.gpus.gpu_pos < 0);
+		if (g.warned_no_gpu_tres)
+			info("%s: no gres/gpu TRES (add it to AccountingStorageTRES); every job costs 0 GPU-hours",
+			     plugin_type);
+	}
 	if (g.gpus.gpu_pos >= 0 && assoc_mgr_tres_array &&
 	    assoc_mgr_tres_array[g.gpus.gpu_pos])
 		gpufair_set_cluster_gpus(
@@ -703,10 +710,17 @@ static void *_cycle_thread(void *arg)
 /* ---------------------------------------------------------------------- */
 /* Plugin entry points (dispatch-table order of slurm_priority.c)          */
 
+/*
+ * init takes no slurmctld or assoc_mgr lock. slurmctld may load this plugin
+ * lazily from inside read_slurm_conf(), which holds every slurmctld lock for
+ * writing (at restart, _sync_nodes_to_comp_job() -> deallocate_nodes() ->
+ * acct_policy_job_fini() -> priority_g_job_end() -> priority_g_init()); a
+ * lock_slurmctld() here then fails with EDEADLK and slurmctld dies. So the
+ * partition billing weights and the GPU TRES positions are read by the cycle
+ * thread, whose first cycle runs at once (_refresh_gpus_locked).
+ */
 extern GF_EXPORT int init(void)
 {
-	slurmctld_lock_t part_read_lock = { .part = READ_LOCK };
-	assoc_mgr_lock_t tres_read = { .tres = READ_LOCK };
 	gpufair_knobs_t k;
 	char err[4096];
 
@@ -717,10 +731,7 @@ extern GF_EXPORT int init(void)
 		return SLURM_SUCCESS;
 	}
 
-	lock_slurmctld(part_read_lock);
-	g.billing_weights = _billing_weights_locked();
-	unlock_slurmctld(part_read_lock);
-
+	g.billing_weights = NULL; /* the first cycle reads the partitions' */
 	_knobs_from_conf(&k, g.billing_weights);
 	g.engine = gpufair_engine_new(slurm_conf.priority_params, &k, err,
 				      sizeof(err));
@@ -734,13 +745,6 @@ extern GF_EXPORT int init(void)
 		      plugin_type);
 	}
 	_after_config("init");
-
-	assoc_mgr_lock(&tres_read);
-	gf_gpu_map_build(&g.gpus, g.describe);
-	assoc_mgr_unlock(&tres_read);
-	if (g.gpus.gpu_pos < 0)
-		info("%s: no gres/gpu TRES (add it to AccountingStorageTRES); every job costs 0 GPU-hours",
-		     plugin_type);
 
 	_load_state();
 	gpufair_global_set(g.engine);
