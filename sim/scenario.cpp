@@ -13,6 +13,11 @@
 namespace gpufair::sim {
 namespace {
 
+// Bounds that keep a typo (per_hour: 1e6 over 1000 days) from exhausting
+// memory: a scenario is a test bench, not a production trace.
+constexpr Seconds kMaxDuration = 100LL * 365 * 86400;
+constexpr size_t kMaxScenarioJobs = 5'000'000;
+
 class VectorSource final : public JobSource {
  public:
   explicit VectorSource(std::vector<JobSpec> jobs) : jobs_(std::move(jobs)) {}
@@ -68,6 +73,7 @@ class ScenarioReader {
     const auto r = parse_duration(trim(s));
     if (!r) fail(n, std::string(what) + " '" + s + "': " + r.error().message);
     if (*r < 0) fail(n, std::string(what) + " must not be negative");
+    if (*r > kMaxDuration) fail(n, std::string(what) + " '" + s + "' is longer than 100 years");
     return *r;
   }
 
@@ -237,6 +243,9 @@ void generate_workload(const ScenarioReader& r, const YamlNode& w, const std::st
 
   std::uint64_t n = 0;
   auto emit = [&](TimePoint at) {
+    if (out.size() >= kMaxScenarioJobs)
+      r.fail(w, "the scenario would generate more than " + std::to_string(kMaxScenarioJobs) +
+                    " jobs; use a trace file for runs that large");
     Draft d;
     d.spec.submit = at;
     d.spec.gpus = gpus.draw(rng);
@@ -257,6 +266,10 @@ void generate_workload(const ScenarioReader& r, const YamlNode& w, const std::st
     if (!rate_node) r.fail(w, "poisson workload needs 'per_hour'");
     const double rate = r.number(*rate_node, "per_hour", 0, 1e6);
     if (rate <= 0) return;
+    // Refuse before generating: the expected count is known up front.
+    if (rate * static_cast<double>(end - start) / 3600.0 > static_cast<double>(kMaxScenarioJobs))
+      r.fail(*rate_node, "per_hour " + fmt(rate, 2) + " over this window would generate more than " +
+                             std::to_string(kMaxScenarioJobs) + " jobs; use a trace file for runs that large");
     const double mean_gap = 3600.0 / rate;
     double t = static_cast<double>(start);
     for (;;) {
@@ -274,6 +287,10 @@ void generate_workload(const ScenarioReader& r, const YamlNode& w, const std::st
   const bool array = w.find("array") ? r.boolean(*w.find("array"), "array") : false;
   if (jitter > 0 && interval > 0 && jitter * 2 > interval)
     r.fail(*w.find("jitter"), "jitter must be at most half the interval");
+  const double rounds = interval > 0 ? std::ceil(static_cast<double>(end - start) / static_cast<double>(interval)) : 1;
+  if (rounds * static_cast<double>(count) > static_cast<double>(kMaxScenarioJobs))
+    r.fail(w, "placeholders every " + std::to_string(interval) + " s over this window would generate more than " +
+                  std::to_string(kMaxScenarioJobs) + " jobs; use a trace file for runs that large");
   for (Seconds round = start; round < end; round += interval) {
     TimePoint base = round;
     if (jitter > 0) base += static_cast<TimePoint>(rng.below(static_cast<std::uint64_t>(2 * jitter + 1))) - jitter;

@@ -100,6 +100,11 @@ constexpr const char* kGood =
     "    workloads:\n"
     "      - {type: poisson, per_hour: 1, gpus: 1, runtime: 1h}\n";
 
+// kGood with the first `from` replaced by `to`.
+std::string swap(std::string text, const std::string& from, const std::string& to) {
+  return text.replace(text.find(from), from.size(), to);
+}
+
 TEST(ScenarioErrors, GoodScenarioLoads) { EXPECT_EQ(scenario_error(kGood), ""); }
 
 TEST(ScenarioErrors, EachProblemNamesItsLine) {
@@ -132,6 +137,12 @@ TEST(ScenarioErrors, EachProblemNamesItsLine) {
        "      - {type: poisson, per_hour: 1, gpus: 1, runtime: 1h, accounts: [b/x]}\n",
        ":6: account 'b/x' is not 'a' or below it"},
       {"a: &x 1\nb: *x\n", ":2: YAML aliases are not supported"},
+      {std::string(kGood).replace(0, 12, "duration: 99999d"), ":1: duration '99999d' is longer than 100 years"},
+      {swap(swap(kGood, "duration: 1d", "duration: 9000d"), "per_hour: 1,", "per_hour: 100000,"),
+       ":6: per_hour 100000.00 over this window would generate more than 5000000 jobs"},
+      {"duration: 9000d\ncluster: {gpus: 8}\nteams:\n  - name: a\n    workloads:\n"
+       "      - {type: placeholder, interval: 1s, gpus: 1, runtime: 1h}\n",
+       ":6: placeholders every 1 s over this window would generate more than 5000000 jobs"},
   };
   for (const auto& c : cases) {
     const auto e = scenario_error(c.yaml);
