@@ -56,7 +56,11 @@ fail() { printf '[faults] FAIL: %s\n[faults] logs: %s/log, outputs: %s\n' "$*" "
 . "$ROOT/scripts/lib/apt.sh"
 gpufair_apt_install gcc libc6-dev libslurm-dev python3 >/dev/null || fail "apt-get install failed"
 
-# gpufair-show reads a state file the way the plugin does (checksum and all).
+# gpufair-show reads a state file the way the plugin does (checksum and all);
+# it must be built from the same tree as the installed plugin (state format).
+if [[ -z ${GPUFAIR_BUILD_DIR:-} && -f $ROOT/build/CMakeCache.txt ]]; then
+  cmake --build "$ROOT/build" --target gpufair-show >/dev/null || fail "cannot build gpufair-show in $ROOT/build"
+fi
 GSHOW=""
 for c in "${GPUFAIR_BUILD_DIR:-}/tools/gpufair-show" "$ROOT/build/tools/gpufair-show" "$(command -v gpufair-show || true)"; do
   [[ -n $c && -x $c ]] && { GSHOW=$c; break; }
