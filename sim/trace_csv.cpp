@@ -16,6 +16,12 @@ namespace {
 
 constexpr const char* kRequired[] = {"submit", "account", "user", "gpus", "runtime"};
 
+bool has_control_char(std::string_view name) {
+  for (const unsigned char c : name)
+    if (c < 0x20 || c == 0x7f) return true;
+  return false;
+}
+
 class CsvTraceSource final : public JobSource {
  public:
   CsvTraceSource(std::string path, Workload& workload, TraceOptions options)
@@ -120,9 +126,19 @@ class CsvTraceSource final : public JobSource {
       reason = "account '" + account + "' is empty or starts/ends with '/'";
       return false;
     }
+    // Slurm account and user names cannot hold control characters; a NUL
+    // inside a name would also be cut when the trace is written back.
+    if (has_control_char(account)) {
+      reason = "account contains a control character (byte < 0x20 or 0x7f)";
+      return false;
+    }
     const auto user = std::string(field(col_.user));
     if (user.empty()) {
       reason = "user is empty";
+      return false;
+    }
+    if (has_control_char(user)) {
+      reason = "user contains a control character (byte < 0x20 or 0x7f)";
       return false;
     }
     const auto qos = lower(std::string(field(col_.qos)));
