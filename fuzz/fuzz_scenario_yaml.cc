@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz_util.h"
 #include "job_spec.h"
 #include "scenario.h"
 #include "yaml_doc.h"
@@ -28,29 +29,10 @@ using gpufair::sim::SourceError;
 
 namespace {
 
-[[noreturn]] void fail(const char* what) {
-  std::fprintf(stderr, "fuzz_scenario_yaml: %s\n", what);
-  std::abort();
-}
+using fuzz_util::fail;
+using fuzz_util::MemFile;
 
-struct MemFile {
-  int fd = -1;
-  std::string path;
-  MemFile() {
-    fd = memfd_create("fuzz_scenario_yaml", 0);
-    if (fd < 0) fail("memfd_create failed");
-    path = "/proc/self/fd/" + std::to_string(fd);
-  }
-  void set(const std::uint8_t* data, std::size_t size) {
-    if (ftruncate(fd, 0) != 0) fail("ftruncate failed");
-    std::size_t done = 0;
-    while (done < size) {
-      ssize_t n = pwrite(fd, data + done, size - done, static_cast<off_t>(done));
-      if (n <= 0) fail("pwrite failed");
-      done += static_cast<std::size_t>(n);
-    }
-  }
-};
+
 
 std::vector<JobSpec> drain(gpufair::sim::Scenario& sc) {
   std::vector<JobSpec> jobs;
@@ -72,6 +54,7 @@ bool same(const std::vector<JobSpec>& a, const std::vector<JobSpec>& b) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  fuzz_util::target_name = "fuzz_scenario_yaml";
   std::string text(reinterpret_cast<const char*>(data), size);
   try {
     (void)gpufair::sim::load_yaml_string(text, "fuzz.yaml");
@@ -79,7 +62,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (e.message.empty()) fail("load_yaml_string: SourceError with an empty message");
   }
 
-  static MemFile file;
+  static MemFile file{"fuzz_scenario_yaml"};
   file.set(data, size);
   gpufair::sim::Scenario sc;
   try {

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz_util.h"
 #include "job_spec.h"
 #include "trace_csv.h"
 
@@ -29,30 +30,10 @@ using gpufair::sim::Workload;
 
 namespace {
 
-[[noreturn]] void fail(const char* what) {
-  std::fprintf(stderr, "fuzz_trace_csv: %s\n", what);
-  std::abort();
-}
+using fuzz_util::fail;
+using fuzz_util::MemFile;
 
-// One in-memory file, reused; readers open it by path.
-struct MemFile {
-  int fd = -1;
-  std::string path;
-  MemFile() {
-    fd = memfd_create("fuzz_trace_csv", 0);
-    if (fd < 0) fail("memfd_create failed");
-    path = "/proc/self/fd/" + std::to_string(fd);
-  }
-  void set(const std::uint8_t* data, std::size_t size) {
-    if (ftruncate(fd, 0) != 0) fail("ftruncate failed");
-    std::size_t done = 0;
-    while (done < size) {
-      ssize_t n = pwrite(fd, data + done, size - done, static_cast<off_t>(done));
-      if (n <= 0) fail("pwrite failed");
-      done += static_cast<std::size_t>(n);
-    }
-  }
-};
+
 
 struct Row {
   gpufair::TimePoint submit;
@@ -106,7 +87,8 @@ bool read_all(const std::string& path, bool skip_bad, std::vector<Row>& rows, st
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static MemFile file;
+  fuzz_util::target_name = "fuzz_trace_csv";
+  static MemFile file{"fuzz_trace_csv"};
   file.set(data, size);
 
   std::vector<Row> strict, lenient;
@@ -122,7 +104,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   // Write the accepted rows back and read them again.
   if (ok_lenient && !lenient.empty()) {
-    static MemFile out;
+    static MemFile out{"fuzz_trace_csv_out"};
     std::FILE* f = std::tmpfile();
     if (!f) fail("tmpfile failed");
     {
