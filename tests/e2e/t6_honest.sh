@@ -45,7 +45,7 @@ decision=$(gshow_json --decisions 50 | "$PY" -c '
 import json, sys
 d = json.load(sys.stdin)
 x = [x for t in d["teams"] for x in t["decisions"] if x["preemptor"] == int(sys.argv[1]) and x["victim"] == int(sys.argv[2])]
-print(("bait " if x[0]["bait"] else "honest ") + x[0]["reason"] if x else "none")' "$bh" "$bl")
+print(("BAIT " if x[0]["bait"] else "") + x[0]["reason"] if x else "none")' "$bh" "$bl")
 pen1=$(team_field teamb penalty); bait1=$(team_field teamb bait_detections)
 say "decision for $bh preempting $bl: $decision"
 say "teamb: bait detections $bait0 -> $bait1, penalty $pen0 -> $pen1"
