@@ -133,6 +133,8 @@ KeyDef duration_key(std::string key, Seconds lo, Seconds hi, std::string meaning
           }};
 }
 
+const char* kBaitProfileKey = "bait_profile";
+
 const std::vector<KeyDef>& key_table() {
   static const std::vector<KeyDef> table = [] {
     std::vector<KeyDef> t;
@@ -244,6 +246,13 @@ const std::vector<KeyDef>& key_table() {
                    else if (s == "always") c.bait.block = BaitBlock::kAlways;
                    else return "not a blocking mode";
                    return {};
+                 }});
+    t.push_back({kBaitProfileKey, "one of recommended, fast",
+                 "bait-rule threshold, weights, bait_repeat, bait_block_penalty and penalty_per_bait at once "
+                 "(sim/tuning.md); keys given explicitly override it, wherever they are in the list",
+                 [](const Config& c) { return c.bait_profile; },
+                 [](Config& c, std::string_view v) -> std::string {
+                   return apply_bait_profile(lower(trim(v)), c) ? std::string() : "not a bait profile";
                  }});
     t.push_back(number_key("bait_block_penalty", 0, 64,
                            "penalty at which bait_block=penalized starts refusing",
@@ -425,6 +434,9 @@ Result<Config> parse_config(std::string_view params, const SlurmKnobs& knobs) {
   std::vector<std::string> errors;
   apply_knobs(knobs, c, errors);
 
+  // Split first, so that bait_profile is applied before the keys it sets,
+  // wherever it is in the list: explicit keys override the profile.
+  std::vector<std::pair<std::string, std::string_view>> items;
   std::set<std::string> seen;
   std::size_t i = 0;
   while (i <= params.size()) {
@@ -438,12 +450,18 @@ Result<Config> parse_config(std::string_view params, const SlurmKnobs& knobs) {
       errors.push_back("'" + std::string(item) + "': expected key=value");
       continue;
     }
-    const std::string key = lower(trim(item.substr(0, eq)));
+    std::string key = lower(trim(item.substr(0, eq)));
     const std::string_view value = trim(item.substr(eq + 1));
     if (!seen.insert(key).second) {
       errors.push_back(key + "='" + std::string(value) + "': key given more than once");
       continue;
     }
+    items.emplace_back(std::move(key), value);
+  }
+  std::stable_partition(items.begin(), items.end(),
+                        [](const auto& kv) { return kv.first == kBaitProfileKey; });
+
+  for (const auto& [key, value] : items) {
     if (key.rfind(kGpuTypePrefix, 0) == 0) {
       const std::string type = key.substr(kGpuTypePrefix.size());
       auto w = parse_number(value);
@@ -504,6 +522,33 @@ std::string describe(const Config& config) {
     out += std::string(kGpuTypePrefix) + type + "=" + format_number(w) + "\n";
   }
   return out;
+}
+
+bool apply_bait_profile(std::string_view name, Config& config) {
+  // What a profile sets; the recommended values are config.h's defaults, so
+  // they are written down once.
+  struct Profile {
+    double threshold, repeat, w_young, w_repeat, w_supply, w_skip, w_jump, block_penalty, per_bait;
+  };
+  const Config d;
+  const Profile recommended{d.bait.threshold, d.bait.repeat,  d.bait.w_young,
+                            d.bait.w_repeat,  d.bait.w_supply, d.bait.w_skip,
+                            d.bait.w_jump,    d.bait.block_penalty, d.penalty.per_bait};
+  // One young victim while others wait is enough (sim/tuning.md, "fast").
+  const Profile fast{0.5, 3, 0.4, 0.2, 0.2, 0.2, 0, 0.5, 1.0};
+  const Profile* p = name == "recommended" ? &recommended : name == "fast" ? &fast : nullptr;
+  if (!p) return false;
+  config.bait.threshold = p->threshold;
+  config.bait.repeat = p->repeat;
+  config.bait.w_young = p->w_young;
+  config.bait.w_repeat = p->w_repeat;
+  config.bait.w_supply = p->w_supply;
+  config.bait.w_skip = p->w_skip;
+  config.bait.w_jump = p->w_jump;
+  config.bait.block_penalty = p->block_penalty;
+  config.penalty.per_bait = p->per_bait;
+  config.bait_profile = std::string(name);
+  return true;
 }
 
 }  // namespace gpufair

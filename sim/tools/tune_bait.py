@@ -8,6 +8,8 @@ usage: tune_bait.py GPUFAIR_SIM [--seeds 0,11,22] [--profile "k=v,k=v"]...
 Figures per profile, over all seeds:
   min_adv      smallest gaming advantage over the gaming-*.yaml and exploit
                scenarios (>= 1 means the exploit is closed everywhere)
+  min_jain     smallest Jain index (share-normalised GPU-hours) over the same
+               runs: how far the penalised gamer falls below its share
   slow_first_h latest first bait detection of the low-rate gamer
                (gaming-slow.yaml), in hours: how long a slow gamer goes unnoticed
   honest       bait detections / in-team preemptions of the honest teams in
@@ -63,16 +65,17 @@ def honest_figures(results):
 
 def score(job):
     sim, seeds, sets = job
-    advs, firsts = [], []
+    advs, jains, firsts = [], [], []
     for name in GAMING:
         for seed in seeds:
             r, first = run(sim, name, seed, sets, decisions=(name == "gaming-slow"))
             advs.append(r["gaming_advantage"])
+            jains.append(r["jain_index"])
             if name == "gaming-slow":
                 firsts.append(first if first is not None else float("inf"))
     honest = honest_figures([run(sim, "honest", s, sets)[0] for s in seeds])
     busy = honest_figures([run(sim, "honest-busy", s, sets)[0] for s in seeds])
-    return sets, min(advs), max(firsts) / 3600, honest, busy
+    return sets, min(advs), min(jains), max(firsts) / 3600, honest, busy
 
 
 def main(argv):
@@ -92,8 +95,9 @@ def main(argv):
         i += 2
     profiles = profiles or [[]]
     with Pool(min(2, len(profiles))) as pool:
-        for sets, min_adv, slow, (hd, hp, hpen), (bd, bp, bpen) in pool.imap(score, [(sim, seeds, p) for p in profiles]):
-            print(f"{','.join(sets) or 'defaults':100s} min_adv={min_adv:.2f} slow_first_h={slow:.1f} "
+        for sets, min_adv, min_jain, slow, (hd, hp, hpen), (bd, bp, bpen) in pool.imap(
+                score, [(sim, seeds, p) for p in profiles]):
+            print(f"{','.join(sets) or 'defaults':100s} min_adv={min_adv:.2f} min_jain={min_jain:.3f} slow_first_h={slow:.1f} "
                   f"honest={hd}/{hp} pen={hpen:.2f} busy={bd}/{bp} pen={bpen:.2f}", flush=True)
     return 0
 

@@ -1,6 +1,7 @@
 // The simulator's purpose, asserted: on every shipped gaming scenario the
 // gaming team gains under FIFO and gains nothing under gpufair; honest teams
-// are not penalised; shares are tracked on a saturated cluster.
+// are not penalised; shares are tracked on a saturated cluster, the gaming
+// scenarios included (the penalised gamer does not fall far below its share).
 #include <gtest/gtest.h>
 
 #include "sim_test_util.h"
@@ -23,6 +24,14 @@ TEST_P(GamingScenario, FifoRewardsGaming) {
   EXPECT_GT(team(r, "teama").preemptions_caused, 10u);
 }
 
+// Share-normalised GPU-hours on a saturated cluster: Jain >= 0.95.
+void expect_shares_tracked(const RunResult& r, const std::string& what) {
+  ASSERT_GT(r.utilization, 0.9) << what << ": the cluster must be saturated for shares to mean anything";
+  EXPECT_GE(r.jain_index, 0.95) << what;
+  for (const auto& t : r.teams)
+    EXPECT_NEAR(t.gpu_hour_share, t.share, 0.1) << what << " " << t.name;
+}
+
 TEST_P(GamingScenario, GpufairRemovesTheAdvantage) {
   const auto r = run_scenario(GetParam(), "gpufair");
   ASSERT_TRUE(r.gaming_advantage.has_value());
@@ -30,7 +39,7 @@ TEST_P(GamingScenario, GpufairRemovesTheAdvantage) {
                                        << r.others_wait_p50 << " s";
   const auto& a = team(r, "teama");
   EXPECT_GT(a.bait_detections, 0u);
-  EXPECT_GT(a.penalty, 0.1);
+  EXPECT_GT(a.penalty, 0.05);
   // The honest teams are never judged.
   for (const auto* honest : {"teamb", "teamc"}) {
     EXPECT_EQ(team(r, honest).bait_detections, 0u) << honest;
@@ -38,13 +47,15 @@ TEST_P(GamingScenario, GpufairRemovesTheAdvantage) {
   }
   ASSERT_TRUE(r.detector.has_value());
   EXPECT_EQ(r.detector->false_positive, 0u);
+  expect_shares_tracked(r, GetParam());
 }
 
 TEST_P(GamingScenario, GpufairHoldsWithOtherSeeds) {
-  for (std::uint64_t seed : {101u, 202u}) {
+  for (std::uint64_t seed : {11u, 22u, 101u, 202u}) {
     const auto r = run_scenario(GetParam(), "gpufair", seed);
     ASSERT_TRUE(r.gaming_advantage.has_value());
     EXPECT_GE(*r.gaming_advantage, 1.0) << "seed " << seed;
+    expect_shares_tracked(r, std::string(GetParam()) + " seed " + std::to_string(seed));
   }
 }
 
@@ -58,24 +69,24 @@ INSTANTIATE_TEST_SUITE_P(Shipped, GamingScenario,
                            return n;
                          });
 
-// The bait-rule settings the simulator's tuning recommends (sim/tuning.md).
-// config.h's defaults judge an honest team's rare preemption of a job younger
-// than about an hour as bait once it has preempted ~3 times in a day (5 of 16
-// honest preemptions over three seeds of honest.yaml); these settings make
-// repetition and a rolling supply of victims carry the decision instead.
-const std::vector<std::pair<std::string, std::string>> kTunedBait = {
-    {"bait_w_young", "0.2"}, {"bait_w_repeat", "0.35"}, {"bait_w_supply", "0.3"},
-    {"bait_w_skip", "0.15"}, {"bait_repeat", "8"},      {"bait_threshold", "0.55"}};
+// The fast-detection profile (sim/tuning.md; the real-cluster demo and the
+// end-to-end tests use it because their story lasts 14-16 hours): it notices
+// a low-rate gamer sooner than the defaults, at the price of judging some
+// rare honest preemptions as bait. It must close every gaming scenario too.
+const std::vector<std::pair<std::string, std::string>> kFastDetection = {
+    {"bait_w_young", "0.4"}, {"bait_w_repeat", "0.2"}, {"bait_w_supply", "0.2"},
+    {"bait_w_skip", "0.2"},  {"bait_w_jump", "0"},     {"bait_repeat", "3"},
+    {"bait_threshold", "0.5"}, {"bait_block_penalty", "0.5"}, {"penalty_per_bait", "1"}};
 
-RunResult run_tuned(const std::string& name, std::uint64_t seed = 0) {
+RunResult run_fast(const std::string& name, std::uint64_t seed = 0) {
   auto sc = load_scenario(testing::scenario_path(name), seed);
   auto params = sc.policy_params;
-  params.insert(params.end(), kTunedBait.begin(), kTunedBait.end());
+  params.insert(params.end(), kFastDetection.begin(), kFastDetection.end());
   return simulate(sc.workload, "gpufair", testing::config_from(params), sc.options);
 }
 
-TEST_P(GamingScenario, TunedBaitSettingsStillCloseIt) {
-  const auto r = run_tuned(GetParam());
+TEST_P(GamingScenario, FastDetectionProfileAlsoClosesIt) {
+  const auto r = run_fast(GetParam());
   ASSERT_TRUE(r.gaming_advantage.has_value());
   EXPECT_GE(*r.gaming_advantage, 1.0);
   EXPECT_GT(team(r, "teama").bait_detections, 0u);
@@ -83,7 +94,7 @@ TEST_P(GamingScenario, TunedBaitSettingsStillCloseIt) {
 
 TEST(HonestBaseline, RareHonestPreemptionIsNotPenalised) {
   for (std::uint64_t seed : {0u, 11u, 22u}) {
-    const auto r = run_tuned("honest", seed);
+    const auto r = run_scenario("honest", "gpufair", seed);
     const auto& b = team(r, "teamb");
     ASSERT_GT(b.preemptions_caused, 2u) << "the scenario must exercise honest preemption";
     EXPECT_EQ(b.bait_detections, 0u) << "seed " << seed;
@@ -109,7 +120,7 @@ TEST(HonestBusy, FrequentHonestPreemptionIsMostlyNotJudgedBait) {
   // statistically close to a slow gamer; the detector misjudges some of it
   // (figures in sim/tuning.md), but never most of it, and C's occasional
   // preemptions are never judged bait.
-  const auto r = run_tuned("honest-busy");
+  const auto r = run_scenario("honest-busy", "gpufair");
   const auto& b = team(r, "teamb");
   ASSERT_GT(b.preemptions_caused, 10u);
   EXPECT_LE(b.bait_detections * 5, b.preemptions_caused * 2);

@@ -28,7 +28,7 @@ struct DetectorCase {
 };
 
 TEST(BaitDetector, Decisions) {
-  const BaitConfig c;  // defaults: threshold 0.5, young 2h, repeat 3, skip_norm 1h
+  const BaitConfig c;  // defaults (config.h): the recommended profile
   const DetectorCase cases[] = {
       {"young placeholder displaced while another team waited 2h",
        job(1, 0, 10, kNow - 60), job(2, 0, 0, kNow - 3000, kNow - 300), kNow - 7200,
@@ -60,9 +60,12 @@ TEST(BaitDetector, EvidenceValues) {
   c.young = 1000;
   c.repeat = 4;
   c.skip_norm = 1000;
+  c.w_young = 0.4;
+  c.w_repeat = c.w_supply = c.w_skip = 0.2;
+  c.w_jump = 0.1;
   const JobRef p = job(1, 0, 10, kNow - 100);
   const JobRef v = job(2, 0, 0, kNow - 5000, kNow - 250);
-  const auto e = judge_preemption(c, p, v, kNow, kNow - 600, {2, 4, 1});
+  const auto e = judge_preemption(c, p, v, kNow, kNow - 600, {2, 4, 1, 40, 10});
   EXPECT_TRUE(e.same_team);
   EXPECT_EQ(e.rank_gap, 10);
   EXPECT_EQ(e.victim_run, 250);
@@ -71,7 +74,8 @@ TEST(BaitDetector, EvidenceValues) {
   EXPECT_DOUBLE_EQ(e.supply, 0.25);
   EXPECT_EQ(e.skipped, 500);  // other waited 600 s, preemptor 100 s
   EXPECT_DOUBLE_EQ(e.skip, 0.5);
-  EXPECT_NEAR(e.score, 0.4 * 0.75 + 0.2 * 0.5 + 0.2 * 0.25 + 0.2 * 0.5, 1e-12);
+  EXPECT_DOUBLE_EQ(e.jump, 0.25);  // 10 of 40 started GPUs jumped
+  EXPECT_NEAR(e.score, 0.4 * 0.75 + 0.2 * 0.5 + 0.2 * 0.25 + 0.2 * 0.5 + 0.1 * 0.25, 1e-12);
   EXPECT_NE(e.reason.find("young=0.75"), std::string::npos) << e.reason;
   EXPECT_NE(e.reason.find("skipped=0.50 (500s"), std::string::npos) << e.reason;
 }
@@ -102,8 +106,8 @@ TEST(BaitDetector, JumpIsRelativeToTheTeamsVolume) {
   EXPECT_FALSE(honest.bait) << honest.reason;
   EXPECT_TRUE(gaming.bait) << gaming.reason;
   EXPECT_NE(gaming.reason.find("jump=0.75 (12.0 of 16.0"), std::string::npos) << gaming.reason;
-  // Off by default: the default weights ignore it.
-  EXPECT_DOUBLE_EQ(BaitConfig{}.w_jump, 0.0);
+  // Part of the default rule (sim/tuning.md measured it helps every figure).
+  EXPECT_GT(BaitConfig{}.w_jump, 0.0);
 }
 
 TEST(BaitDetector, ThresholdAndWeightsAreConfigDriven) {

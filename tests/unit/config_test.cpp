@@ -105,6 +105,36 @@ TEST(Config, EveryKeyParses) {
   EXPECT_EQ(c->state_file, "/var/spool/gpufair.state");
 }
 
+TEST(Config, BaitProfileSetsTheRuleAndExplicitKeysWin) {
+  const Config d;
+  auto rec = parse_config("bait_profile=recommended");
+  ASSERT_TRUE(rec.ok()) << rec.error().message;
+  EXPECT_EQ(describe(*rec), describe(d)) << "recommended is the defaults";
+
+  auto fast = parse_config("bait_profile=fast");
+  ASSERT_TRUE(fast.ok()) << fast.error().message;
+  EXPECT_EQ(fast->bait_profile, "fast");
+  EXPECT_DOUBLE_EQ(fast->bait.threshold, 0.5);
+  EXPECT_DOUBLE_EQ(fast->bait.w_young, 0.4);
+  EXPECT_DOUBLE_EQ(fast->bait.w_jump, 0);
+  EXPECT_DOUBLE_EQ(fast->bait.repeat, 3);
+  EXPECT_DOUBLE_EQ(fast->bait.block_penalty, 0.5);
+  EXPECT_DOUBLE_EQ(fast->penalty.per_bait, 1);
+  // Timescales are not part of a profile.
+  EXPECT_EQ(fast->bait.young, d.bait.young);
+  EXPECT_EQ(fast->penalty.half_life, d.penalty.half_life);
+
+  // An explicit key wins wherever it is in the list.
+  for (const char* params : {"bait_w_young=0.9,bait_profile=fast,bait_young=10m",
+                             "bait_young=10m,bait_profile=FAST,bait_w_young=0.9"}) {
+    auto c = parse_config(params);
+    ASSERT_TRUE(c.ok()) << c.error().message;
+    EXPECT_DOUBLE_EQ(c->bait.w_young, 0.9) << params;
+    EXPECT_DOUBLE_EQ(c->bait.threshold, 0.5) << params;
+    EXPECT_EQ(c->bait.young, 600) << params;
+  }
+}
+
 TEST(Config, DescribeRoundTrips) {
   auto c = parse_config("half_life=3d,bait_block=never,gpu_weight:h100=3,usage_reset=weekly");
   ASSERT_TRUE(c.ok());
@@ -165,6 +195,7 @@ TEST(Config, BadValuesNameKeyValueAndAcceptedRange) {
       {"gpu_weight:=1", "gpu_weight:='1'", "missing GPU type", "gpu_weight:<type>"},
       {"penalty_max=65", "penalty_max='65'", "out of range", "[0, 64]"},
       {"bait_repeat=0", "bait_repeat='0'", "out of range", "[0.01, 1000000]"},
+      {"bait_profile=eager", "bait_profile='eager'", "not a bait profile", "recommended, fast"},
   };
   for (const auto& c : cases) {
     const std::string e = error_of(c.params);

@@ -271,13 +271,22 @@ TEST(EnginePriority, BatchEqualsOneByOne) {
 // ---- The detector on whole sequences ---------------------------------------------
 
 // Team "gamer" keeps low-rank placeholders running and preempts them with its
-// own high-rank jobs while team "other" has been waiting.
+// own high-rank jobs while team "other" has been waiting. The engine's
+// mechanics (charge, penalty, blocking, state) are tested with the "fast" bait
+// profile, where one such event is bait; the default rule's detection speed
+// has its own test.
+std::string with_fast_profile(std::string_view params) {
+  return "bait_profile=fast" + (params.empty() ? std::string() : "," + std::string(params));
+}
+
 struct GamingScenario {
   Host h;
   TeamId gamer, other;
   JobId next_id = 100;
 
-  explicit GamingScenario(std::string_view params = "") : h(params) {
+  struct DefaultRule {};
+  explicit GamingScenario(std::string_view params = "") : GamingScenario(DefaultRule{}, with_fast_profile(params)) {}
+  GamingScenario(DefaultRule, std::string_view params) : h(params) {
     gamer = h.engine.team_for_account("gamer");
     other = h.engine.team_for_account("other");
     h.pending = {make_job(1, other, 0, 8, kT0 - 2 * kHour)};
@@ -297,7 +306,7 @@ struct GamingScenario {
   }
 };
 
-TEST(EngineDetector, RoutineBaitIsDetectedWithinTwoEvents) {
+TEST(EngineDetector, FastProfileDetectsRoutineBaitWithinTwoEvents) {
   GamingScenario s;
   int events = 0;
   bool caught = false;
@@ -321,6 +330,26 @@ TEST(EngineDetector, RoutineBaitIsDetectedWithinTwoEvents) {
   EXPECT_EQ(r.in_team_preemptions, static_cast<std::uint32_t>(events));
   ASSERT_EQ(r.recent.size(), static_cast<std::size_t>(events));
   EXPECT_TRUE(r.recent.back().bait);
+  EXPECT_LT(r.effective_fairshare, r.fairshare);
+}
+
+TEST(EngineDetector, DefaultRuleDetectsRoutineBaitWithinAFewEvents) {
+  // The recommended rule waits for repetition and a rolling supply of
+  // victims: the first young victim alone is not enough, a routine of them is.
+  GamingScenario s(GamingScenario::DefaultRule{}, "");
+  std::vector<BaitDecision> decisions;
+  while (decisions.size() < 6 && (decisions.empty() || !decisions.back().bait)) {
+    s.h.run_for(900, 300);
+    decisions.push_back(s.bait_event());
+  }
+  ASSERT_FALSE(decisions.empty());
+  EXPECT_FALSE(decisions.front().bait) << decisions.front().reason;
+  ASSERT_TRUE(decisions.back().bait) << "not detected after " << decisions.size()
+                                     << " events: " << decisions.back().reason;
+  EXPECT_LE(decisions.size(), 4u);
+  const auto r = s.h.engine.team_report(s.gamer, s.h.now());
+  EXPECT_EQ(r.bait_detections, 1u);
+  EXPECT_GT(r.penalty, 0);
   EXPECT_LT(r.effective_fairshare, r.fairshare);
 }
 
