@@ -192,7 +192,10 @@ struct Engine::Impl {
     const TeamState& t = teams[static_cast<std::size_t>(id)];
     TeamReport r;
     r.name = t.name;
-    r.usage_gpu_s = t.usage;
+    // Usage is as of the last cycle; the view decays it to `now` (every team
+    // by the same factor, so the shares of usage and the factors stay).
+    const Seconds since_cycle = have_cycle ? std::max<Seconds>(0, elapsed_between(last_cycle, now)) : 0;
+    r.usage_gpu_s = decayed(t.usage, since_cycle, config.decay_half_life);
     r.raw_usage_gpu_s = t.raw_usage;
     r.shares = t.shares;
     r.shares_norm = s_total > 0 ? t.shares / s_total : 0;

@@ -564,6 +564,35 @@ TEST(EngineState, SaveLoadContinuesWithoutLossOrDoubleCharge) {
   EXPECT_NEAR(fresh.team_report(fresh_b, clock.now()).usage_gpu_s, straight.usage(1), 1e-6);
 }
 
+TEST(EngineState, ReportDecaysUsageToNowWhateverCycleItCameFrom) {
+  // Two snapshots of the same history, one a cycle older than the other
+  // (nothing ran in between), must report the same usage for the same `now`
+  // (gpufair-show --now reads whichever state file is there).
+  Host h("half_life=1h");
+  const TeamId a = h.engine.team_for_account("a");
+  h.running = {make_job(1, a, 0, 4, kT0, kT0)};
+  h.run_for(kHour, 300);
+  const TimePoint t = h.now();
+  const double at_t = h.usage(a);
+  ASSERT_GT(at_t, 0);
+  const auto older = h.engine.save_state();
+  h.running.clear();
+  h.clock.advance(9);
+  h.cycle();
+  const auto newer = h.engine.save_state();
+  Engine e_older(config_from("half_life=1h")), e_newer(config_from("half_life=1h"));
+  ASSERT_TRUE(e_older.load_state(older).ok());
+  ASSERT_TRUE(e_newer.load_state(newer).ok());
+  for (const TimePoint when : {t + 9, t + 600, t + 2 * kHour}) {
+    const double u_older = e_older.team_report(0, when).usage_gpu_s;
+    EXPECT_NEAR(u_older, e_newer.team_report(0, when).usage_gpu_s, 1e-9 * at_t) << when - t;
+    EXPECT_NEAR(u_older, at_t * std::exp2(-static_cast<double>(when - t) / kHour), 1e-9 * at_t) << when - t;
+  }
+  // Fair share is a ratio of usages as of the same instant: decaying the view
+  // does not change it.
+  EXPECT_DOUBLE_EQ(e_older.team_report(0, t + 600).fairshare, e_older.team_report(0, t).fairshare);
+}
+
 TEST(EngineState, RoundTripKeepsPenaltyMemoryAndDecisions) {
   GamingScenario s;
   s.h.run_for(300, 300);
