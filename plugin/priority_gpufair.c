@@ -8,10 +8,14 @@
  *
  *  Locks each entry point runs under (Slurm 22.05, checked in its source):
  *
- *  init()      slurmctld main thread at start-up (controller.c, after
- *              read_slurm_conf() and assoc_mgr_init()); no lock held. We
- *              take { part READ } and { tres READ } briefly. Also loaded by
- *              sshare/sprio (outside slurmctld): then we do nothing at all.
+ *  init()      slurmctld main thread at start-up (controller.c), or lazily
+ *              inside read_slurm_conf() at a restart, when Slurm may
+ *              already hold the job/part WRITE locks: so init() takes no
+ *              slurmctld or assoc_mgr lock at all (taking one deadlocked,
+ *              EDEADLK); it loads the state and starts our thread, whose
+ *              first cycle reads partitions, billing weights and GPU TRES
+ *              under the locks below. Also loaded by sshare/sprio (outside
+ *              slurmctld): then we do nothing at all.
  *  fini()      shutdown; no lock held. Stops our thread, saves the state.
  *  priority_p_set()           job WRITE lock held (job submit / requeue
  *              paths of job_mgr.c). We take assoc+qos READ, like multifactor.
