@@ -53,6 +53,7 @@ policy:
   --compare P1,P2,...     run the same input under several policies, side by side
   --set key=value         a PriorityParameters key (half_life, calc_period, max_age,
                           weight_*, bait_*, penalty_*, skip_charge, ...); repeatable;
+                          bait_profile=recommended|fast sets the bait rule at once;
                           overrides the scenario's policy section. Applies to
                           multifactor too (half_life, calc_period, max_age, weights).
   --shares T=S[,T=S]      shares per team (default: scenario's, else default_shares)
