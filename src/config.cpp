@@ -461,7 +461,11 @@ Result<Config> parse_config(std::string_view params, const SlurmKnobs& knobs) {
   std::stable_partition(items.begin(), items.end(),
                         [](const auto& kv) { return kv.first == kBaitProfileKey; });
 
-  for (const auto& [key, value] : items) {
+  for (const auto& item : items) {
+    // Named copies, not structured bindings: clang 14 (the fuzz build)
+    // cannot capture a structured binding in the lambda below.
+    const std::string& key = item.first;
+    const std::string_view value = item.second;
     if (key.rfind(kGpuTypePrefix, 0) == 0) {
       const std::string type = key.substr(kGpuTypePrefix.size());
       auto w = parse_number(value);
