@@ -73,10 +73,8 @@ INSTANTIATE_TEST_SUITE_P(Shipped, GamingScenario,
 // end-to-end tests use it because their story lasts 14-16 hours): it notices
 // a low-rate gamer sooner than the defaults, at the price of judging some
 // rare honest preemptions as bait. It must close every gaming scenario too.
-const std::vector<std::pair<std::string, std::string>> kFastDetection = {
-    {"bait_w_young", "0.4"}, {"bait_w_repeat", "0.2"}, {"bait_w_supply", "0.2"},
-    {"bait_w_skip", "0.2"},  {"bait_w_jump", "0"},     {"bait_repeat", "3"},
-    {"bait_threshold", "0.5"}, {"bait_block_penalty", "0.5"}, {"penalty_per_bait", "1"}};
+// The profile's values live in one place, apply_bait_profile (config.cpp).
+const std::vector<std::pair<std::string, std::string>> kFastDetection = {{"bait_profile", "fast"}};
 
 RunResult run_fast(const std::string& name, std::uint64_t seed = 0) {
   auto sc = load_scenario(testing::scenario_path(name), seed);
