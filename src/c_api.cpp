@@ -1,11 +1,13 @@
 // The C door into the core. Every entry point catches everything: no C++
 // exception or type crosses into Slurm's C. Only gpufair_* symbols leave
 // libgpufair.so (default visibility here + the version script).
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <new>
+#include <span>
 #include <stdexcept>
 #include <string>
 
@@ -102,6 +104,30 @@ JobRef to_ref(const gpufair_job_t& j) {
 }
 
 std::atomic<gpufair_engine_t*> g_engine{nullptr};
+
+// The batch calls convert C records to core ones in stack-sized chunks, so
+// the plugin's cycle allocates nothing here; body(chunk, first index).
+template <typename Core, typename C, typename Convert, typename Body>
+void in_chunks(const C* in, size_t n, Convert convert, Body body) {
+  constexpr size_t kChunk = 256;
+  Core chunk[kChunk];
+  for (size_t base = 0; base < n; base += kChunk) {
+    const size_t len = std::min(kChunk, n - base);
+    for (size_t i = 0; i < len; ++i) chunk[i] = convert(in[base + i]);
+    body(std::span<const Core>(chunk, len), base);
+  }
+}
+
+gpufair::PriorityInput to_input(const gpufair_prio_input_t& in) {
+  gpufair::PriorityInput p;
+  p.team = in.team;
+  p.gpus = in.gpus;
+  p.eligible = in.eligible_time;
+  p.qos_norm = in.qos_norm;
+  p.partition_norm = in.partition_norm;
+  p.nice = in.nice;
+  return p;
+}
 
 }  // namespace
 
@@ -255,6 +281,19 @@ int gpufair_observe_pending(gpufair_engine_t* e, const gpufair_job_t* job) {
   });
 }
 
+int64_t gpufair_observe_pending_many(gpufair_engine_t* e, const gpufair_job_t* jobs, size_t n) {
+  if (n == 0) return 0;
+  if (!e || !jobs) return GPUFAIR_ERR_ARG;
+  int64_t seen = 0;
+  const int rc = guarded(nullptr, 0, [&] {
+    in_chunks<gpufair::JobRef>(jobs, n, to_ref, [&](auto chunk, size_t) {
+      seen += static_cast<int64_t>(e->engine.observe_pending(chunk));
+    });
+    return GPUFAIR_OK;
+  });
+  return rc == GPUFAIR_OK ? seen : rc;
+}
+
 int gpufair_cycle_end(gpufair_engine_t* e, int64_t now) {
   if (!e) return GPUFAIR_ERR_ARG;
   return guarded(nullptr, 0, [&] {
@@ -271,19 +310,13 @@ int gpufair_job_ended(gpufair_engine_t* e, uint64_t job_id, int64_t end_time) {
   });
 }
 
+
 uint32_t gpufair_priority(const gpufair_engine_t* e, const gpufair_prio_input_t* in,
                           int64_t now, gpufair_factors_t* out) {
   if (!e || !in) return 1;  // never 0: that means "held" to Slurm
   uint32_t prio = 1;
   guarded(nullptr, 0, [&] {
-    gpufair::PriorityInput p;
-    p.team = in->team;
-    p.gpus = in->gpus;
-    p.eligible = in->eligible_time;
-    p.qos_norm = in->qos_norm;
-    p.partition_norm = in->partition_norm;
-    p.nice = in->nice;
-    const gpufair::PriorityFactors f = e->engine.priority(p, now);
+    const gpufair::PriorityFactors f = e->engine.priority(to_input(*in), now);
     prio = f.priority;
     if (out) {
       out->age = f.age;
@@ -303,6 +336,18 @@ uint32_t gpufair_priority(const gpufair_engine_t* e, const gpufair_prio_input_t*
     return GPUFAIR_OK;
   });
   return prio;
+}
+
+int gpufair_priorities(const gpufair_engine_t* e, const gpufair_prio_input_t* in, size_t n,
+                       int64_t now, uint32_t* out) {
+  if (n == 0) return GPUFAIR_OK;
+  if (!e || !in || !out) return GPUFAIR_ERR_ARG;
+  return guarded(nullptr, 0, [&] {
+    in_chunks<gpufair::PriorityInput>(in, n, to_input, [&](auto chunk, size_t base) {
+      e->engine.priorities(chunk, now, std::span<uint32_t>(out + base, chunk.size()));
+    });
+    return GPUFAIR_OK;
+  });
 }
 
 int gpufair_preempt_allowed(const gpufair_engine_t* e, const gpufair_job_t* preemptor,

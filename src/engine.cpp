@@ -91,6 +91,9 @@ struct Engine::Impl {
   double usage_total = 0, shares_total = 0;  // as of the last recompute
   PriorityParams prio;
 
+  // One pending job of a known team (observe_pending).
+  void note_pending(const JobRef& job);
+
   void check_team(TeamId team, const char* what) const {
     if (team < 0 || static_cast<std::size_t>(team) >= teams.size()) {
       throw std::invalid_argument(std::string(what) + ": unknown team id " + std::to_string(team) +
@@ -342,12 +345,27 @@ void Engine::observe_running(const JobRef& job, TimePoint now) {
   m.charge(r, now);
 }
 
+void Engine::Impl::note_pending(const JobRef& job) {
+  see_rank(teams[static_cast<std::size_t>(job.team)], job.rank);
+  pending_current.add(job.team, job.eligible > 0 ? job.eligible : job.submit);
+}
+
 void Engine::observe_pending(const JobRef& job) {
   std::unique_lock lock(impl_->mu);
+  impl_->check_team(job.team, "observe_pending");
+  impl_->note_pending(job);
+}
+
+std::size_t Engine::observe_pending(std::span<const JobRef> jobs) {
+  std::unique_lock lock(impl_->mu);
   Impl& m = *impl_;
-  m.check_team(job.team, "observe_pending");
-  m.see_rank(m.teams[static_cast<std::size_t>(job.team)], job.rank);
-  m.pending_current.add(job.team, job.eligible > 0 ? job.eligible : job.submit);
+  std::size_t seen = 0;
+  for (const JobRef& job : jobs) {
+    if (job.team < 0 || static_cast<std::size_t>(job.team) >= m.teams.size()) continue;
+    m.note_pending(job);
+    ++seen;
+  }
+  return seen;
 }
 
 void Engine::end_cycle(TimePoint now) {

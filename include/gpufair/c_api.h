@@ -141,6 +141,10 @@ int gpufair_cycle_begin(gpufair_engine_t *e, int64_t now);
  * before the first cycle_begin. */
 int gpufair_observe_running(gpufair_engine_t *e, const gpufair_job_t *job);
 int gpufair_observe_pending(gpufair_engine_t *e, const gpufair_job_t *job);
+/* n pending jobs under one lock; jobs of an unknown team are skipped.
+ * Returns how many were taken (>= 0), or GPUFAIR_ERR_ARG. */
+int64_t gpufair_observe_pending_many(gpufair_engine_t *e,
+                                     const gpufair_job_t *jobs, size_t n);
 int gpufair_cycle_end(gpufair_engine_t *e, int64_t now);
 /* A job stopped running (completed, cancelled, preempted): charge it up to
  * end_time and forget it. Unknown ids are ignored. */
@@ -151,6 +155,13 @@ int gpufair_job_ended(gpufair_engine_t *e, uint64_t job_id, int64_t end_time);
 uint32_t gpufair_priority(const gpufair_engine_t *e,
                           const gpufair_prio_input_t *in, int64_t now,
                           gpufair_factors_t *out);
+
+/* Many pending jobs at once under one lock (the plugin's recalculation
+ * pass): out[i] is gpufair_priority(e, &in[i], now, NULL). Returns
+ * GPUFAIR_OK, or GPUFAIR_ERR_ARG for a NULL engine or array with n > 0. */
+int gpufair_priorities(const gpufair_engine_t *e,
+                       const gpufair_prio_input_t *in, size_t n, int64_t now,
+                       uint32_t *out);
 
 /* Before a preemption: 1 = allowed, 0 = refused (reason says why), <0 error.
  * Pure: records nothing. */

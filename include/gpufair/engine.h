@@ -79,6 +79,9 @@ class Engine {
   void begin_cycle(TimePoint now);
   void observe_running(const JobRef& job, TimePoint now);
   void observe_pending(const JobRef& job);
+  // Many pending jobs under one lock (the plugin's walk); jobs of an unknown
+  // team are skipped rather than thrown for. Returns how many were taken.
+  std::size_t observe_pending(std::span<const JobRef> jobs);
   void end_cycle(TimePoint now);
   // Time of the latest begin_cycle (0 before the first): what the C API's
   // observe_running charges up to, as it carries no time of its own.

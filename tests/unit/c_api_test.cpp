@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -175,6 +176,67 @@ TEST(CApi, CyclePriorityPreemptionAndReport) {
   const gpufair_job_t holder2 = job(5, gamer, 0, 8, t0 - 900, t0 - 300);
   EXPECT_EQ(gpufair_preempt_allowed(h.e, &urgent, &holder2, t0, reason, sizeof reason), 0);
   EXPECT_TRUE(contains(reason, "bait_block=penalized")) << reason;
+}
+
+// The plugin's cycle uses the batch calls; they must decide exactly what the
+// one-job calls decide (and skip, not fail on, a job of an unknown team).
+TEST(CApi, BatchCallsMatchOneByOne) {
+  EngineHandle one("half_life=0"), many("half_life=0");
+  ASSERT_NE(one.e, nullptr);
+  ASSERT_NE(many.e, nullptr);
+  const int64_t t0 = 1'700'000'000;
+  std::vector<gpufair_job_t> waiting;
+  for (gpufair_engine_t* e : {one.e, many.e}) {
+    const int32_t gamer = gpufair_team_id(e, "gamer");
+    const int32_t other = gpufair_team_id(e, "other");
+    ASSERT_EQ(gpufair_set_shares(e, other, 3.0), GPUFAIR_OK);
+    waiting = {job(10, other, 0, 4, t0 - 7200), job(11, gamer, 0, 1, t0 - 9000),
+               job(12, 99, 0, 1, t0 - 99999),  // unknown team: skipped
+               job(13, other, 5, 2, t0 - 600)};
+    const gpufair_job_t holder = job(2, gamer, 0, 8, t0 - 900, t0 - 600);
+    ASSERT_EQ(gpufair_cycle_begin(e, t0), GPUFAIR_OK);
+    ASSERT_EQ(gpufair_observe_running(e, &holder), GPUFAIR_OK);
+    if (e == one.e) {
+      for (const auto& w : waiting) gpufair_observe_pending(e, &w);
+    } else {
+      EXPECT_EQ(gpufair_observe_pending_many(e, waiting.data(), waiting.size()), 3);
+    }
+    ASSERT_EQ(gpufair_cycle_end(e, t0), GPUFAIR_OK);
+  }
+  // The skipped queue time comes from the oldest waiting job of another team.
+  const gpufair_job_t holder = job(2, 0, 0, 8, t0 - 900, t0 - 600);
+  const gpufair_job_t urgent = job(4, 0, 10, 8, t0 - 60);
+  char r1[1024], r2[1024];
+  EXPECT_EQ(gpufair_record_preemption(one.e, &urgent, &holder, t0, r1, sizeof r1),
+            gpufair_record_preemption(many.e, &urgent, &holder, t0, r2, sizeof r2));
+  EXPECT_STREQ(r1, r2);
+  EXPECT_TRUE(contains(r1, "7200")) << r1;  // other's job 10, not the unknown team's
+
+  // More inputs than one internal chunk, every kind of input.
+  std::vector<gpufair_prio_input_t> in(700);
+  for (size_t i = 0; i < in.size(); ++i) {
+    in[i].team = static_cast<int32_t>(i % 3) - (i % 7 == 0 ? 2 : 0);  // -2..2: unknown too
+    in[i].gpus = static_cast<double>(i % 9);
+    in[i].eligible_time = t0 - static_cast<int64_t>(i) * 97;
+    in[i].qos_norm = (i % 4) / 4.0;
+    in[i].partition_norm = (i % 5) / 5.0;
+    in[i].nice = static_cast<int32_t>(i % 11) * 50 - 200;
+  }
+  std::vector<uint32_t> out(in.size(), 0);
+  ASSERT_EQ(gpufair_priorities(many.e, in.data(), in.size(), t0 + 3600, out.data()), GPUFAIR_OK);
+  for (size_t i = 0; i < in.size(); ++i) {
+    EXPECT_EQ(out[i], gpufair_priority(many.e, &in[i], t0 + 3600, nullptr)) << "input " << i;
+    EXPECT_GE(out[i], 1u);
+  }
+  EXPECT_NE(out[1], out[2]);  // not all the same number
+
+  EXPECT_EQ(gpufair_priorities(many.e, in.data(), 0, t0, nullptr), GPUFAIR_OK);
+  EXPECT_EQ(gpufair_priorities(nullptr, in.data(), 1, t0, out.data()), GPUFAIR_ERR_ARG);
+  EXPECT_EQ(gpufair_priorities(many.e, nullptr, 1, t0, out.data()), GPUFAIR_ERR_ARG);
+  EXPECT_EQ(gpufair_priorities(many.e, in.data(), 1, t0, nullptr), GPUFAIR_ERR_ARG);
+  EXPECT_EQ(gpufair_observe_pending_many(many.e, nullptr, 0), 0);
+  EXPECT_EQ(gpufair_observe_pending_many(many.e, nullptr, 1), GPUFAIR_ERR_ARG);
+  EXPECT_EQ(gpufair_observe_pending_many(nullptr, waiting.data(), 1), GPUFAIR_ERR_ARG);
 }
 
 class CApiState : public ::testing::Test {
