@@ -338,43 +338,28 @@ static void _fill_factors(priority_factors_object_t *obj,
 }
 
 /*
- * Priority of a pending job from its prepared input. With store, the sprio
- * breakdown goes into job->prio_factors too (at submit); the cycle does not
- * store it (one cache miss per job less on the hottest loop):
+ * Priority of a pending job at submit (or update), with the sprio breakdown
+ * stored in job->prio_factors. The cycle does not store the breakdown (one
+ * cache miss per job less on its hottest loop):
  * priority_p_get_priority_factors_list() recomputes it on demand. Caller
- * holds the job WRITE lock.
+ * holds the job WRITE lock, assoc/qos READ (or stronger) and map_lock for
+ * reading.
  */
-static uint32_t _apply_priority(job_record_t *job,
-				const gpufair_prio_input_t *in, time_t now,
-				bool verbose, bool store)
+static uint32_t _set_job_priority_locked(job_record_t *job, time_t now)
 {
+	gpufair_prio_input_t in;
 	gpufair_factors_t f;
 	uint32_t prio;
 
-	prio = gpufair_priority(g.engine, in, now, &f);
-	if (store) {
-		if (!job->prio_factors)
-			job->prio_factors =
-				xmalloc(sizeof(priority_factors_object_t));
-		_fill_factors(job->prio_factors, &f, job);
-	}
-	if (verbose)
-		log_flag(PRIO, "%s: %pJ team=%d gpus=%.2f age=%.3f fs=%.3f (penalty %.2f) size=%.3f part=%.3f qos=%.3f nice=%d -> %u",
-		 plugin_type, job, in->team, in->gpus, f.age, f.fairshare,
+	_prio_input(&in, job, _job_team_locked(job));
+	prio = gpufair_priority(g.engine, &in, now, &f);
+	if (!job->prio_factors)
+		job->prio_factors = xmalloc(sizeof(priority_factors_object_t));
+	_fill_factors(job->prio_factors, &f, job);
+	log_flag(PRIO, "%s: %pJ team=%d gpus=%.2f age=%.3f fs=%.3f (penalty %.2f) size=%.3f part=%.3f qos=%.3f nice=%d -> %u",
+		 plugin_type, job, in.team, in.gpus, f.age, f.fairshare,
 		 f.penalty, f.job_size, f.partition, f.qos, f.nice, prio);
 	return prio ? prio : 1;
-}
-
-/* Compute a pending job's priority and store the sprio breakdown. Caller
- * holds the job WRITE lock, assoc/qos READ (or stronger) and map_lock for
- * reading. */
-static uint32_t _set_job_priority_locked(job_record_t *job, time_t now,
-					 bool verbose)
-{
-	gpufair_prio_input_t in;
-
-	_prio_input(&in, job, _job_team_locked(job));
-	return _apply_priority(job, &in, now, verbose, true);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -410,7 +395,7 @@ static size_t walk_len, walk_cap;
 static job_record_t **pend_job;
 static gpufair_prio_input_t *pend_in;
 static uint32_t *pend_old, *pend_prio;
-static size_t pend_len, pend_cap;
+static size_t pend_len;   /* the buffers hold walk_cap entries each */
 static gpufair_job_t *wait_jobs;  /* pending jobs that could run now */
 static size_t wait_len;
 
@@ -425,7 +410,7 @@ static void _free_cycle_buffers(void)
 	xfree(pend_old);
 	xfree(pend_prio);
 	xfree(wait_jobs);
-	walk_len = walk_cap = pend_len = pend_cap = wait_len = 0;
+	walk_len = walk_cap = pend_len = wait_len = 0;
 }
 
 /* Room for n jobs in every buffer (at most every job is pending), so the
@@ -442,7 +427,7 @@ static void _reserve(size_t n)
 	xrecalloc(pend_old, n, sizeof(*pend_old));
 	xrecalloc(pend_prio, n, sizeof(*pend_prio));
 	xrecalloc(wait_jobs, n, sizeof(*wait_jobs));
-	walk_cap = pend_cap = n;
+	walk_cap = n;
 }
 
 /* The lines of a job record that a pending job's observation reads (the
@@ -622,7 +607,6 @@ static void _observe_job(job_record_t *job, cycle_ctx_t *ctx)
 	}
 }
 
-/* Every job record once, the next ones prefetched (see above). */
 /*
  * Called by list_for_each for each job in turn: remember it, prefetch its
  * record, prefetch what an earlier one points to, and observe a still
@@ -673,7 +657,7 @@ static void _observe_all(cycle_ctx_t *ctx)
 }
 
 /* New priorities from the cycle's team factors, in one call to the core;
- * only changed ones are written (each write is a cache miss, prefetched). */
+ * only changed ones are written. */
 static void _reprioritise_pending(cycle_ctx_t *ctx)
 {
 	if (gpufair_priorities(g.engine, pend_in, pend_len, (int64_t)ctx->now,
@@ -933,7 +917,7 @@ extern GF_EXPORT uint32_t priority_p_set(uint32_t last_prio, job_record_t *job_p
 
 	assoc_mgr_lock(&locks);
 	pthread_rwlock_rdlock(&g.map_lock);
-	prio = _set_job_priority_locked(job_ptr, time(NULL), true);
+	prio = _set_job_priority_locked(job_ptr, time(NULL));
 	pthread_rwlock_unlock(&g.map_lock);
 	assoc_mgr_unlock(&locks);
 
