@@ -18,7 +18,9 @@
  *              slurmctld): then we do nothing at all.
  *  fini()      shutdown; no lock held. Stops our thread, saves the state.
  *  priority_p_set()           job WRITE lock held (job submit / requeue
- *              paths of job_mgr.c). We take assoc+qos READ, like multifactor.
+ *              paths of job_mgr.c). We take assoc+qos READ, like multifactor,
+ *              and noticed_mutex (innermost, a few instructions) to tell the
+ *              cycle of a job its id scan will not find.
  *  priority_p_reconfig()      sometimes under the slurmctld config WRITE
  *              lock (all of conf/job/node/part), sometimes under none: we
  *              take no slurmctld lock here, only read slurm_conf.
@@ -29,7 +31,7 @@
  *              { job READ, node READ, part READ } like multifactor.
  *  priority_p_job_end()       job WRITE lock held (acct_policy_job_fini);
  *              we take assoc+qos WRITE to give back grp_used_tres_run_secs.
- *  Our thread "gpufair": { job WRITE, part READ } then assoc
+ *  Our thread "gpufair": { job WRITE, part READ, fed READ } then assoc
  *              { assoc WRITE, qos READ, tres READ }, in that order
  *              (slurmctld locks before assoc_mgr locks, as everywhere);
  *              the state file is written after both are released.
@@ -368,29 +370,84 @@ static uint32_t _set_job_priority_locked(job_record_t *job, time_t now)
 typedef struct {
 	time_t now;
 	time_t since;     /* jobs that ended at or after this are reported */
-	int running, pending, ended, reprioritised;
+	bool full_walk;   /* this cycle follows job_list (see below) */
+	int running, pending, ended, reprioritised, tracked;
 } cycle_ctx_t;
 
 /*
- * The cycle's buffers, kept between cycles (only the cycle thread touches
- * them, with the job WRITE lock held from the walk to the re-prioritising
- * loop, so the job pointers stay valid):
- *   walk:      every job record, in job_list order;
+ * Which records a cycle looks at.
+ *
+ * The cycle is bound by memory, not by the policy (the core costs ~70 ns per
+ * job): following job_list costs one dependent cache miss per list node,
+ * before the record itself is touched, and most records in job_list are
+ * finished jobs waiting to be purged. So the cycle keeps its own table of
+ * the jobs that matter (pending, running, suspended), by id, sorted, with
+ * the record's address as last seen. It finds each record again with
+ * find_job_record(), Slurm's own hash lookup, which returns NULL once a
+ * record was purged: the table's addresses are never dereferenced, only
+ * prefetched (a prefetch of freed memory is harmless), so a purge between
+ * cycles cannot make us touch a freed record. Slurm has no purge callback,
+ * hence the lookup.
+ *
+ * New records come from three places, all seen under the job WRITE lock:
+ *   - job ids handed out since the last cycle, [scan_next, next job id):
+ *     submissions, job array tasks split off their meta record, het job
+ *     components; each is looked up once;
+ *   - priority_p_set(), for ids outside that range (an admin's --jobid, a
+ *     held job released): pushed onto `noticed`;
+ *   - a full walk of job_list at the first cycle, after a reconfigure, when
+ *     job ids wrapped or jumped, and every GF_FULL_WALK_CYCLES cycles. The
+ *     periodic one catches what nothing announces: a *finished* job that an
+ *     admin requeues (scontrol requeue) becomes pending again without any
+ *     call into a priority plugin, and keeps its old priority until then.
+ * A job leaves the table once it is finished and its end was charged.
+ */
+#define GF_FULL_WALK_CYCLES 10
+
+typedef struct {
+	uint32_t id;
+	job_record_t *addr;   /* as last seen: only ever prefetched */
+} gf_tracked_t;
+
+static gf_tracked_t *tracked;     /* sorted by id, unique */
+static size_t tracked_len, tracked_cap;
+static gf_tracked_t *adds;        /* new this cycle, merged into tracked */
+static size_t adds_len, adds_cap;
+static unsigned cycles_since_full;
+static bool full_walk_due = true; /* first cycle; reconfigure sets it
+				   * (atomic: reconfigure is another thread) */
+
+/* priority_p_set() appends the jobs it sees with ids below scan_next here
+ * (ids at or above it will be scanned). Its callers hold the job WRITE lock
+ * as the cycle does, but noticed_mutex keeps this safe whatever the caller;
+ * it guards scan_next too. */
+static pthread_mutex_t noticed_mutex = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t scan_next;        /* ids below were looked up (no wrap) */
+static gf_tracked_t *noticed;
+static size_t noticed_len, noticed_cap;
+#define GF_NOTICED_MAX (1 << 20)  /* beyond: a full walk instead */
+static bool noticed_overflow;
+
+/*
+ * The cycle's other buffers, kept between cycles (only the cycle thread
+ * touches them, with the job WRITE lock held from the walk to the
+ * re-prioritising loop, so the job pointers stay valid):
+ *   walk, walk_id, walk_keep: the records looked at, their ids, and
+ *              whether the table keeps them;
  *   pend_job/pend_in/pend_old/pend_prio: the pending jobs to re-prioritise,
  *              their priority inputs, old and new priorities (parallel
  *              arrays, so the inputs go to the core in one call);
  *   wait_jobs: the pending jobs that could run now, for the bait detector
  *              (also one call).
  *
- * Why a pointer array and prefetching: the cycle is bound by memory, not by
- * the policy (the core costs ~70 ns per job). Following job_list touches
- * each job record, then its details and TRES array, one cache miss after
- * the other. Knowing the pointers in advance lets the CPU fetch the records
- * of the next jobs while it works on this one (__builtin_prefetch); only
- * the lines the policy needs are read, and a priority is only written (not
- * read again) when it changed.
+ * Why a pointer array and prefetching: knowing the records in advance lets
+ * the CPU fetch the next jobs' lines while it works on this one
+ * (__builtin_prefetch); only the lines the policy needs are read, and a
+ * priority is only written (not read again) when it changed.
  */
 static job_record_t **walk;
+static uint32_t *walk_id;
+static bool *walk_keep;
 static size_t walk_len, walk_cap;
 static job_record_t **pend_job;
 static gpufair_prio_input_t *pend_in;
@@ -405,16 +462,28 @@ static size_t wait_len;
 static void _free_cycle_buffers(void)
 {
 	xfree(walk);
+	xfree(walk_id);
+	xfree(walk_keep);
 	xfree(pend_job);
 	xfree(pend_in);
 	xfree(pend_old);
 	xfree(pend_prio);
 	xfree(wait_jobs);
 	walk_len = walk_cap = pend_len = wait_len = 0;
+	xfree(tracked);
+	xfree(adds);
+	tracked_len = tracked_cap = adds_len = adds_cap = 0;
+	slurm_mutex_lock(&noticed_mutex);
+	xfree(noticed);
+	noticed_len = noticed_cap = 0;
+	scan_next = 0;
+	slurm_mutex_unlock(&noticed_mutex);
+	cycles_since_full = 0;
+	__atomic_store_n(&full_walk_due, true, __ATOMIC_SEQ_CST);
 }
 
-/* Room for n jobs in every buffer (at most every job is pending), so the
- * walk itself never grows them but in the rare case that job_list grew
+/* Room for n jobs in every walk buffer (at most every job is pending), so
+ * the walk itself never grows them but in the rare case that job_list grew
  * between list_count() and the walk. */
 static void _reserve(size_t n)
 {
@@ -422,6 +491,8 @@ static void _reserve(size_t n)
 		return;
 	n = MAX(n, 2 * walk_cap);
 	xrecalloc(walk, n, sizeof(*walk));
+	xrecalloc(walk_id, n, sizeof(*walk_id));
+	xrecalloc(walk_keep, n, sizeof(*walk_keep));
 	xrecalloc(pend_job, n, sizeof(*pend_job));
 	xrecalloc(pend_in, n, sizeof(*pend_in));
 	xrecalloc(pend_old, n, sizeof(*pend_old));
@@ -430,12 +501,41 @@ static void _reserve(size_t n)
 	walk_cap = n;
 }
 
+/* One more entry in an array of gf_tracked_t that grows by doubling. */
+static void _push_tracked(gf_tracked_t **a, size_t *len, size_t *cap,
+			  uint32_t id, job_record_t *addr)
+{
+	if (*len == *cap) {
+		*cap = MAX((size_t)1024, 2 * *cap);
+		xrecalloc(*a, *cap, sizeof(**a));
+	}
+	(*a)[*len].id = id;
+	(*a)[*len].addr = addr;
+	(*len)++;
+}
+
+/* From priority_p_set(): a job the id scan may not see (see above). */
+static void _notice(job_record_t *job)
+{
+	slurm_mutex_lock(&noticed_mutex);
+	if (job->job_id < scan_next) {
+		if (noticed_len < GF_NOTICED_MAX)
+			_push_tracked(&noticed, &noticed_len, &noticed_cap,
+				      job->job_id, job);
+		else
+			noticed_overflow = true;
+	}
+	slurm_mutex_unlock(&noticed_mutex);
+}
+
 /* The lines of a job record that a pending job's observation reads (the
- * running jobs, a few, read more). */
+ * running jobs, a few, read more). Computes addresses only: safe on a
+ * freed record. */
 static void _prefetch_record(const job_record_t *job)
 {
 	const char *p = (const char *)job;
 
+	__builtin_prefetch(p + offsetof(job_record_t, job_id));
 	__builtin_prefetch(p + offsetof(job_record_t, job_state));
 	__builtin_prefetch(p + offsetof(job_record_t, details));
 	__builtin_prefetch(p + offsetof(job_record_t, end_time));
@@ -549,10 +649,15 @@ static void _refresh_gpus_locked(void)
 			(double)assoc_mgr_tres_array[g.gpus.gpu_pos]->count);
 }
 
-static void _observe_job(job_record_t *job, cycle_ctx_t *ctx)
+/* Observes walk[i]; says in walk_keep[i] whether the table keeps it. */
+static void _observe_job(size_t i, cycle_ctx_t *ctx)
 {
+	job_record_t *job = walk[i];
 	gpufair_job_t j;
 
+	walk_id[i] = job->job_id;
+	/* Pending, running or suspended: looked at again next cycle. */
+	walk_keep[i] = !IS_JOB_FINISHED(job) && !IS_JOB_REVOKED(job);
 	if (IS_JOB_REVOKED(job))
 		return;
 	/* A job that stopped since the last cycle (finished, cancelled,
@@ -608,11 +713,10 @@ static void _observe_job(job_record_t *job, cycle_ctx_t *ctx)
 }
 
 /*
- * Called by list_for_each for each job in turn: remember it, prefetch its
- * record, prefetch what an earlier one points to, and observe a still
- * earlier one. Doing the work GF_PREFETCH_RECORD jobs behind the list walk
- * lets the CPU follow the list (one dependent miss per node) while it works
- * on jobs whose records have arrived.
+ * One record more for the cycle: remember it, prefetch its record, prefetch
+ * what an earlier one points to, and observe a still earlier one. Doing the
+ * work GF_PREFETCH_RECORD jobs behind lets the CPU fetch records (and, in a
+ * list walk, follow the list) while it works on jobs whose records arrived.
  */
 static int _walk_job(void *x, void *arg)
 {
@@ -625,29 +729,177 @@ static int _walk_job(void *x, void *arg)
 	if (walk_len > GF_PREFETCH_REFS)
 		_prefetch_refs(walk[walk_len - 1 - GF_PREFETCH_REFS]);
 	if (walk_len > GF_PREFETCH_RECORD)
-		_observe_job(walk[walk_len - 1 - GF_PREFETCH_RECORD], ctx);
+		_observe_job(walk_len - 1 - GF_PREFETCH_RECORD, ctx);
 	return 0;
 }
 
-/* Every job record once (see above), then the waiting jobs to the core. */
+/* The records the table names, each found again by id (purged ones are
+ * skipped), the next ones' lines prefetched from their last address. */
+static void _walk_tracked(cycle_ctx_t *ctx)
+{
+	for (size_t i = 0; i < tracked_len; i++) {
+		job_record_t *job;
+
+		if (i + GF_PREFETCH_RECORD < tracked_len)
+			_prefetch_record(tracked[i + GF_PREFETCH_RECORD].addr);
+		if ((job = find_job_record(tracked[i].id)))
+			_walk_job(job, ctx);
+	}
+}
+
+static int _cmp_tracked(const void *a, const void *b)
+{
+	uint32_t x = ((const gf_tracked_t *)a)->id;
+	uint32_t y = ((const gf_tracked_t *)b)->id;
+
+	return (x > y) - (x < y);
+}
+
+/* Sorts by id (when needed: mostly the order is already right) and drops
+ * repeated ids, keeping the first. */
+static void _sort_unique(gf_tracked_t *a, size_t *len)
+{
+	size_t n = 0;
+	bool sorted = true;
+
+	for (size_t i = 1; i < *len && sorted; i++)
+		sorted = a[i - 1].id <= a[i].id;
+	if (!sorted)
+		qsort(a, *len, sizeof(*a), _cmp_tracked);
+	for (size_t i = 0; i < *len; i++)
+		if (!n || a[n - 1].id != a[i].id)
+			a[n++] = a[i];
+	*len = n;
+}
+
+/*
+ * The jobs that appeared since the last cycle, into the table. Returns
+ * false when only a full walk can tell (ids wrapped or jumped, too many
+ * noticed jobs); next_id is what get_next_job_id() would hand out now.
+ */
+static bool _track_new_jobs(uint32_t next_id)
+{
+	size_t old_len = tracked_len, a = 0, t = 0, n;
+	bool overflow;
+
+	if (next_id < scan_next ||
+	    (uint64_t)(next_id - scan_next) >
+		    2 * (uint64_t)list_count(job_list) + 1000)
+		return false;
+
+	/* Noticed ids are below scan_next, so noticed then scanned is
+	 * usually sorted already. */
+	adds_len = 0;
+	slurm_mutex_lock(&noticed_mutex);
+	for (size_t i = 0; i < noticed_len; i++)
+		_push_tracked(&adds, &adds_len, &adds_cap, noticed[i].id,
+			      noticed[i].addr);
+	noticed_len = 0;
+	overflow = noticed_overflow;
+	noticed_overflow = false;
+	if (!overflow)
+		for (uint32_t id = scan_next; id < next_id; id++) {
+			job_record_t *job = find_job_record(id);
+
+			if (job)
+				_push_tracked(&adds, &adds_len, &adds_cap, id,
+					      job);
+		}
+	scan_next = next_id;
+	slurm_mutex_unlock(&noticed_mutex);
+	if (overflow)
+		return false;
+	if (!adds_len)
+		return true;
+
+	/* Merge two sorted arrays from the back, in place: ids already in
+	 * the table keep their entry. */
+	_sort_unique(adds, &adds_len);
+	n = 0;
+	for (size_t i = 0, k = 0; i < adds_len; i++) {
+		while (k < old_len && tracked[k].id < adds[i].id)
+			k++;
+		if (k == old_len || tracked[k].id != adds[i].id)
+			adds[n++] = adds[i];
+	}
+	adds_len = n;
+	if (tracked_len + adds_len > tracked_cap) {
+		tracked_cap = MAX(tracked_len + adds_len, 2 * tracked_cap);
+		xrecalloc(tracked, tracked_cap, sizeof(*tracked));
+	}
+	tracked_len += adds_len;
+	a = adds_len;
+	t = old_len;
+	for (size_t out = tracked_len; a > 0; out--) {
+		if (t > 0 && tracked[t - 1].id > adds[a - 1].id)
+			tracked[out - 1] = tracked[--t];
+		else
+			tracked[out - 1] = adds[--a];
+	}
+	return true;
+}
+
+/* The table after a walk: the records it kept, in walk order (sorted after
+ * a table walk, nearly so after a list walk). */
+static void _retrack(void)
+{
+	size_t n = 0;
+
+	if (walk_len > tracked_cap) {
+		tracked_cap = MAX(walk_len, 2 * tracked_cap);
+		xrecalloc(tracked, tracked_cap, sizeof(*tracked));
+	}
+	for (size_t i = 0; i < walk_len; i++)
+		if (walk_keep[i]) {
+			tracked[n].id = walk_id[i];
+			tracked[n].addr = walk[i];
+			n++;
+		}
+	tracked_len = n;
+	_sort_unique(tracked, &tracked_len);
+}
+
+/* The cycle's records once (see above), then the waiting jobs to the
+ * core. Caller holds job WRITE and fed READ (get_next_job_id). */
 static void _observe_all(cycle_ctx_t *ctx)
 {
 	size_t done;
+	uint32_t next_id;
 
 	walk_len = 0;
 	pend_len = 0;
 	wait_len = 0;
 	if (!job_list)
 		return;
-	_reserve((size_t)list_count(job_list));
-	list_for_each(job_list, _walk_job, ctx);
+	next_id = get_next_job_id(true);
+	ctx->full_walk = __atomic_exchange_n(&full_walk_due, false,
+					     __ATOMIC_SEQ_CST) ||
+			 cycles_since_full + 1 >= GF_FULL_WALK_CYCLES ||
+			 next_id == (uint32_t)SLURM_ERROR ||
+			 !_track_new_jobs(next_id);
+	_reserve(ctx->full_walk ? (size_t)list_count(job_list) : tracked_len);
+	if (ctx->full_walk) {
+		list_for_each(job_list, _walk_job, ctx);
+		slurm_mutex_lock(&noticed_mutex);
+		noticed_len = 0; /* the walk saw them all */
+		noticed_overflow = false;
+		if (next_id != (uint32_t)SLURM_ERROR)
+			scan_next = next_id;
+		slurm_mutex_unlock(&noticed_mutex);
+		cycles_since_full = 0;
+	} else {
+		_walk_tracked(ctx);
+		cycles_since_full++;
+	}
 	/* The last jobs of the walk, not yet observed. */
 	done = walk_len > GF_PREFETCH_RECORD ? walk_len - GF_PREFETCH_RECORD : 0;
 	for (size_t i = done; i < walk_len; i++) {
 		if (i + GF_PREFETCH_REFS < walk_len)
 			_prefetch_refs(walk[i + GF_PREFETCH_REFS]);
-		_observe_job(walk[i], ctx);
+		_observe_job(i, ctx);
 	}
+	_retrack();
+	ctx->tracked = (int)tracked_len;
 	if (wait_len) {
 		int64_t seen = gpufair_observe_pending_many(g.engine, wait_jobs,
 							    wait_len);
@@ -755,8 +1007,9 @@ static void _collect_reports(time_t now)
 
 static void _cycle(time_t now)
 {
+	/* fed READ: get_next_job_id() asserts it. */
 	slurmctld_lock_t job_write_lock = {
-		.job = WRITE_LOCK, .part = READ_LOCK };
+		.job = WRITE_LOCK, .part = READ_LOCK, .fed = READ_LOCK };
 	assoc_mgr_lock_t locks = {
 		.assoc = WRITE_LOCK, .qos = READ_LOCK, .tres = READ_LOCK };
 	cycle_ctx_t ctx = { .now = now, .since = g.prev_cycle };
@@ -783,9 +1036,10 @@ static void _cycle(time_t now)
 	unlock_slurmctld(job_write_lock);
 
 	clock_gettime(CLOCK_MONOTONIC, &t2);
-	log_flag(PRIO, "%s: cycle: %d running, %d pending, %d ended, %d re-prioritised, %d teams; %.3f ms under locks (after %.3f ms waiting for them)",
-		 plugin_type, ctx.running, ctx.pending, ctx.ended,
-		 ctx.reprioritised, gpufair_team_count(g.engine),
+	log_flag(PRIO, "%s: cycle (%s): %d running, %d pending, %d ended, %d re-prioritised, %d jobs tracked, %d teams; %.3f ms under locks (after %.3f ms waiting for them)",
+		 plugin_type, ctx.full_walk ? "job_list" : "tracked jobs",
+		 ctx.running, ctx.pending, ctx.ended, ctx.reprioritised,
+		 ctx.tracked, gpufair_team_count(g.engine),
 		 (t2.tv_sec - t1.tv_sec) * 1e3 + (t2.tv_nsec - t1.tv_nsec) / 1e6,
 		 (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
 
@@ -910,6 +1164,8 @@ extern GF_EXPORT uint32_t priority_p_set(uint32_t last_prio, job_record_t *job_p
 	assoc_mgr_lock_t locks = { .assoc = READ_LOCK, .qos = READ_LOCK };
 	uint32_t prio;
 
+	if (g.engine)
+		_notice(job_ptr);
 	if (job_ptr->direct_set_prio && (job_ptr->priority > 1))
 		return job_ptr->priority;
 	if (!g.engine)
@@ -944,6 +1200,9 @@ extern GF_EXPORT void priority_p_reconfig(bool assoc_clear)
 		return;
 	}
 	_after_config("reconfigured");
+	/* FirstJobId/MaxJobId may have changed: the next cycle walks
+	 * job_list. */
+	__atomic_store_n(&full_walk_due, true, __ATOMIC_SEQ_CST);
 	/* Recompute now rather than at the end of the old period. */
 	slurm_mutex_lock(&g.cycle_mutex);
 	pthread_cond_broadcast(&g.cycle_cond);

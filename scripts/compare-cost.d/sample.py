@@ -7,7 +7,9 @@
       starts with NAME, from /proc/PID/task/TID/schedstat (ns on CPU), sampled
       every 20 ms. A cycle is a burst of CPU separated from the next by at
       least G seconds with no CPU. A burst already running when sampling
-      starts is dropped. Prints 'cycle_ms=<a>,<b>,...' and 'median_ms=<m>'.
+      starts is dropped. Prints 'cycle_ms=<a>,<b>,...', 'median_ms=<m>' and
+      'mean_ms=<m>' (the mean counts gpufair's periodic job_list walk, one
+      cycle in 10, at its weight).
   sample.py rss PID --seconds T [--interval I] [--warmup W]
       VmRSS of PID every I s for T s. Prints 'rss_before_mb', 'rss_after_mb'
       (medians of the 10 s after the warm-up and of the last 10 s),
@@ -82,6 +84,7 @@ def cmd_cycles(a):
             return 1
     print("cycle_ms=" + ",".join(f"{c:.2f}" for c in cycles))
     print(f"median_ms={statistics.median(cycles):.2f}")
+    print(f"mean_ms={statistics.fmean(cycles):.2f}")
     return 0
 
 
