@@ -561,8 +561,11 @@ static void _prefetch_refs(const job_record_t *job)
 		if (g.flags & PRIORITY_FLAGS_ACCRUE_ALWAYS)
 			__builtin_prefetch(&job->details->submit_time);
 	}
-	if (job->tres_req_cnt && g.gpus.gpu_pos >= 0)
+	if (job->tres_req_cnt && g.gpus.gpu_pos >= 0) {
 		__builtin_prefetch(&job->tres_req_cnt[g.gpus.gpu_pos]);
+		for (int i = 0; i < g.gpus.ntyped; i++)
+			__builtin_prefetch(&job->tres_req_cnt[g.gpus.typed_pos[i]]);
+	}
 }
 
 /* Associations -> teams and shares. Caller holds assoc READ (or WRITE). */
@@ -718,37 +721,43 @@ static void _observe_job(size_t i, cycle_ctx_t *ctx)
 }
 
 /*
- * One record more for the cycle: remember it, prefetch its record, prefetch
- * what an earlier one points to, and observe a still earlier one. Doing the
- * work GF_PREFETCH_RECORD jobs behind lets the CPU fetch records (and, in a
- * list walk, follow the list) while it works on jobs whose records arrived.
+ * One record more for the cycle, its lines already prefetched: remember it,
+ * prefetch what an earlier one points to, and observe a still earlier one.
+ * Doing the work GF_PREFETCH_RECORD jobs behind lets the CPU fetch records
+ * (and, in a list walk, follow the list) while it works on jobs whose
+ * records arrived. _walk_job, the list_for_each callback, prefetches first.
  */
-static int _walk_job(void *x, void *arg)
+static void _walk_prefetched(job_record_t *x, cycle_ctx_t *ctx)
 {
-	cycle_ctx_t *ctx = arg;
-
 	if (walk_len == walk_cap)
 		_reserve(walk_len + 1);
 	walk[walk_len++] = x;
-	_prefetch_record(x);
 	if (walk_len > GF_PREFETCH_REFS)
 		_prefetch_refs(walk[walk_len - 1 - GF_PREFETCH_REFS]);
 	if (walk_len > GF_PREFETCH_RECORD)
 		_observe_job(walk_len - 1 - GF_PREFETCH_RECORD, ctx);
+}
+
+static int _walk_job(void *x, void *arg)
+{
+	_prefetch_record(x);
+	_walk_prefetched(x, arg);
 	return 0;
 }
 
 /* The records the table names, each found again by id (purged ones are
- * skipped), the next ones' lines prefetched from their last address. */
+ * skipped), their lines prefetched from their last address well before
+ * the lookup reads job_id (the page walk too: these are cold). */
+#define GF_PREFETCH_TRACKED (2 * GF_PREFETCH_RECORD)
 static void _walk_tracked(cycle_ctx_t *ctx)
 {
 	for (size_t i = 0; i < tracked_len; i++) {
 		job_record_t *job;
 
-		if (i + GF_PREFETCH_RECORD < tracked_len)
-			_prefetch_record(tracked[i + GF_PREFETCH_RECORD].addr);
+		if (i + GF_PREFETCH_TRACKED < tracked_len)
+			_prefetch_record(tracked[i + GF_PREFETCH_TRACKED].addr);
 		if ((job = find_job_record(tracked[i].id)))
-			_walk_job(job, ctx);
+			_walk_prefetched(job, ctx);
 	}
 }
 
