@@ -23,13 +23,18 @@ rq=$(sub gfb1 teamb normal 2 300 --requeue -w gpu1)
 held=$(sub gfa1 teama normal 2 25 -H)
 wait_state "$rq" RUNNING 20 || fail "job $rq did not start"
 # Array tasks are split off their pending meta record as they start: 10
-# tasks of 4 GPUs, 6 fit next to the others at once.
-arr=$(sub gfc1 teamc normal 4 25 --array=0-9)
+# tasks of 4 GPUs, at most 6 at once (24 GPUs), so the released job fits
+# next to them.
+arr=$(sub gfc1 teamc normal 4 25 --array=0-9%6)
 scontrol requeue "$rq" || fail "scontrol requeue $rq (running) failed"
 scontrol release "$held" || fail "scontrol release $held failed"
 say "live: requeued $rq, released $held, array $arr"
 wait_state "$held" RUNNING 40 || fail "released job $held did not start"
-n=$(squeue -h -t R -o %i | grep -c "^${arr}_" || true)
+for ((i = 0; i < 100; i++)); do
+  n=$(squeue -h -t R -o %i | grep -c "^${arr}_" || true)
+  ((n >= 2)) && break
+  sleep 0.2
+done
 ((n >= 2)) || fail "only $n tasks of array $arr run"
 # Two walks while the tasks, the released job and the requeued job are live.
 wait_walks 2 60 || fail "no two job_list walks within 60 s (calc_period=2s: one every 20 s expected)"
