@@ -419,9 +419,9 @@ static bool full_walk_due = true; /* first cycle; reconfigure sets it
 				   * (atomic: reconfigure is another thread) */
 
 /* priority_p_set() appends the jobs it sees with ids below scan_next, or
- * far above, here (the others will be scanned). Its callers hold the job WRITE lock
- * as the cycle does, but noticed_mutex keeps this safe whatever the caller;
- * it guards scan_next too. */
+ * far above, here (the others will be scanned). Its callers hold the job
+ * WRITE lock as the cycle does, but noticed_mutex keeps this safe whatever
+ * the caller; it guards scan_next too. */
 static pthread_mutex_t noticed_mutex = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t scan_next;        /* ids below were looked up (no wrap) */
 static gf_tracked_t *noticed;
@@ -826,8 +826,8 @@ static bool _track_new_jobs(uint32_t next_id)
 	if (!adds_len)
 		return true;
 
-	/* Merge two sorted arrays from the back, in place: ids already in
-	 * the table keep their entry. */
+	/* Drop the ids the table has (they keep their entry), then merge
+	 * the two sorted arrays from the back, in place. */
 	_sort_unique(adds, &adds_len);
 	n = 0;
 	for (size_t i = 0, k = 0; i < adds_len; i++) {
