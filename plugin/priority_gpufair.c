@@ -434,7 +434,9 @@ static bool noticed_overflow;
  * touches them, with the job WRITE lock held from the walk to the
  * re-prioritising loop, so the job pointers stay valid):
  *   walk, walk_id, walk_keep: the records looked at, their ids, and
- *              whether the table keeps them;
+ *              whether the table keeps them (id and verdict are taken
+ *              while the record's lines are in cache, so rebuilding the
+ *              table touches no record);
  *   pend_job/pend_in/pend_old/pend_prio: the pending jobs to re-prioritise,
  *              their priority inputs, old and new priorities (parallel
  *              arrays, so the inputs go to the core in one call);
@@ -786,6 +788,16 @@ static void _sort_unique(gf_tracked_t *a, size_t *len)
 	*len = n;
 }
 
+/* Whether id is in the sorted array b; *k is a cursor that only moves
+ * forward, so asking for ascending ids walks b once. */
+static bool _in_sorted(const gf_tracked_t *b, size_t nb, size_t *k,
+		       uint32_t id)
+{
+	while (*k < nb && b[*k].id < id)
+		(*k)++;
+	return *k < nb && b[*k].id == id;
+}
+
 /*
  * The jobs that appeared since the last cycle, into the table. Returns
  * false when only a full walk can tell (ids wrapped or jumped, too many
@@ -793,7 +805,7 @@ static void _sort_unique(gf_tracked_t *a, size_t *len)
  */
 static bool _track_new_jobs(uint32_t next_id)
 {
-	size_t old_len = tracked_len, a = 0, t = 0, n;
+	size_t old_len = tracked_len, n = 0, k = 0;
 	bool overflow;
 
 	if (next_id < scan_next ||
@@ -829,22 +841,17 @@ static bool _track_new_jobs(uint32_t next_id)
 	/* Drop the ids the table has (they keep their entry), then merge
 	 * the two sorted arrays from the back, in place. */
 	_sort_unique(adds, &adds_len);
-	n = 0;
-	for (size_t i = 0, k = 0; i < adds_len; i++) {
-		while (k < old_len && tracked[k].id < adds[i].id)
-			k++;
-		if (k == old_len || tracked[k].id != adds[i].id)
+	for (size_t i = 0; i < adds_len; i++)
+		if (!_in_sorted(tracked, old_len, &k, adds[i].id))
 			adds[n++] = adds[i];
-	}
 	adds_len = n;
 	if (tracked_len + adds_len > tracked_cap) {
 		tracked_cap = MAX(tracked_len + adds_len, 2 * tracked_cap);
 		xrecalloc(tracked, tracked_cap, sizeof(*tracked));
 	}
 	tracked_len += adds_len;
-	a = adds_len;
-	t = old_len;
-	for (size_t out = tracked_len; a > 0; out--) {
+	for (size_t out = tracked_len, a = adds_len, t = old_len; a > 0;
+	     out--) {
 		if (t > 0 && tracked[t - 1].id > adds[a - 1].id)
 			tracked[out - 1] = tracked[--t];
 		else
@@ -886,12 +893,11 @@ static void _report_missed(void)
 	uint32_t first = 0;
 
 	for (size_t i = 0; i < tracked_len; i++) {
-		while (k < adds_len && adds[k].id < tracked[i].id)
-			k++;
-		if (k < adds_len && adds[k].id == tracked[i].id)
+		if (_in_sorted(adds, adds_len, &k, tracked[i].id))
 			continue;
-		if (!missed++)
+		if (!missed)
 			first = tracked[i].id;
+		missed++;
 	}
 	adds_len = 0;
 	if (missed)
