@@ -4,7 +4,8 @@
 # record, a held job released, a running job requeued. The periodic job_list walk (every 10th cycle)
 # logs any live job the table had missed: it must stay silent here. Then the
 # one case nothing announces, a *finished* job requeued by an admin, must be
-# caught by that walk (which also shows the check above can fail).
+# caught by that walk (which also shows the check above can fail). Last,
+# nice values changed by scontrol update and top hold through table cycles.
 source "$(dirname "$0")/lib.sh"
 need_cluster gpufair
 clear_queue
@@ -63,4 +64,47 @@ wait_walks 1 30 || fail "no job_list walk within 30 s"
 since | grep -q "job table had missed (first JobId=$fin)" \
   || fail "the walk did not report the requeued finished job $fin as missed"
 ok "the periodic walk caught the requeued finished job $fin: $(since | grep -o 'found [0-9]* live job.*' | tail -1)"
+clear_queue
+
+# Table cycles re-prioritise from each job's current inputs: an admin's
+# change to a waiting job must hold through the cycles that follow, not
+# just until the next one. Two twins wait behind a job that holds gpu1, one
+# gets nice=500, and its priority must stay 500 below its twin's (a cycle
+# that kept inputs from before the change would level them again).
+blk=$(sub gfa1 teama normal 8 300 -w gpu1)
+wait_state "$blk" RUNNING 20 || fail "job $blk did not start"
+t1=$(sub gfb1 teamb normal 1 25 -w gpu1)
+t2=$(sub gfb1 teamb normal 1 25 -w gpu1)
+tables() { since | grep -c "priority/gpufair: cycle (tracked jobs)" || true; }
+# wait_tables N: N more table cycles than now (one every 2 s)
+wait_tables() {
+  local want=$(($(tables) + $1)) i
+  for ((i = 0; i < 100; i++)); do (($(tables) >= want)) && return 0; sleep 0.2; done
+  fail "no $1 table cycle(s) within 20 s"
+}
+# between_table_cycles CMD...: runs CMD just after a table cycle that
+# follows a walk, then waits for two more table cycles.
+between_table_cycles() {
+  local w0
+  wait_walks 1 30 || fail "no job_list walk within 30 s"
+  wait_tables 1
+  "$@" || fail "$* failed"
+  w0=$(walks)
+  wait_tables 2
+  (($(walks) == w0)) || say "(a job_list walk came in between)"
+}
+between_table_cycles scontrol update jobid="$t2" nice=500
+p1=$(squeue -h -j "$t1" -o %Q) p2=$(squeue -h -j "$t2" -o %Q)
+[[ $(state_of "$t1") == PENDING && $(state_of "$t2") == PENDING ]] || fail "twins $t1/$t2 did not stay pending"
+d=$((p1 - p2))
+((d >= 490 && d <= 510)) || fail "priority of $t2 (nice 500) is $p2, its twin $t1 has $p1: difference $d, expected 500"
+ok "after nice=500 and two table cycles: $t1 at $p1, $t2 at $p2 (difference $d)"
+# scontrol top moves nice between a user's jobs and sets their priorities
+# itself, with no call into a priority plugin: $t2 takes nice 0, $t1 nice
+# 500, and the cycles after must keep them that way round.
+between_table_cycles scontrol top "$t2"
+p1=$(squeue -h -j "$t1" -o %Q) p2=$(squeue -h -j "$t2" -o %Q)
+d=$((p2 - p1))
+((d >= 490 && d <= 510)) || fail "after scontrol top $t2: $t2 at $p2, $t1 at $p1: difference $d, expected 500"
+ok "after scontrol top $t2 and two table cycles: $t2 at $p2, $t1 at $p1 (difference $d)"
 clear_queue
