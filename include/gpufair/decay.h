@@ -16,6 +16,11 @@ inline double decayed(double value, Seconds elapsed, Seconds half_life) {
   return value * decay_factor(elapsed, half_life);
 }
 
+// The integral of 2^(-s / half_life) over s in [0, elapsed]: what a rate of 1
+// held over the last `elapsed` seconds is worth now, decayed. Equals
+// `elapsed` when half_life <= 0 (no decay); 0 for elapsed <= 0.
+double decayed_integral(Seconds elapsed, Seconds half_life);
+
 // A quantity that decays lazily: it remembers when it was last brought up to
 // date, so it can be read or added to at any time point without a tick.
 struct DecayedValue {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <numbers>
 
 namespace gpufair {
 namespace {
@@ -74,6 +75,31 @@ TEST(DecayedValue, LazyDecayAndAdd) {
   v.advance_to(1000, 100);  // backwards: no-op
   EXPECT_EQ(v.as_of, 1100);
   EXPECT_DOUBLE_EQ(v.value, 5.0);
+}
+
+}  // namespace
+}  // namespace gpufair
+
+namespace gpufair {
+namespace {
+
+// decayed_integral against a fine Riemann sum of 1-second ticks decayed to
+// the end, and its closed-form limits.
+TEST(DecayedIntegral, MatchesTickSumAndLimits) {
+  const Seconds h = 3600;
+  for (Seconds e : {Seconds{1}, Seconds{60}, Seconds{3600}, Seconds{86400}}) {
+    double sum = 0;
+    for (Seconds s = 0; s < e; ++s) sum += decayed(1.0, e - s - 1, h) * 0.5 + decayed(1.0, e - s, h) * 0.5;
+    EXPECT_NEAR(decayed_integral(e, h), sum, 1e-6 * static_cast<double>(e)) << e;
+  }
+  EXPECT_DOUBLE_EQ(decayed_integral(0, h), 0);
+  EXPECT_DOUBLE_EQ(decayed_integral(-5, h), 0);
+  EXPECT_DOUBLE_EQ(decayed_integral(500, 0), 500);
+  // One half-life: h/ln2 * (1/2).
+  EXPECT_NEAR(decayed_integral(h, h), 0.5 * 3600 / std::numbers::ln2, 1e-9);
+  // Splitting is exact: [0,a] decayed by b, plus [0,b].
+  EXPECT_NEAR(decayed_integral(5000, h), decayed(decayed_integral(3000, h), 2000, h) + decayed_integral(2000, h),
+              1e-9);
 }
 
 }  // namespace
