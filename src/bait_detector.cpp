@@ -11,7 +11,7 @@ double unit(double x) { return std::clamp(x, 0.0, 1.0); }
 
 BaitEvidence judge(const BaitConfig& c, const JobRef& preemptor,
                    const JobRef& victim, TimePoint when,
-                   std::optional<TimePoint> oldest_other_since,
+                   const JumpCost& cost,
                    const RecentCounts& counts) {
   BaitEvidence e;
   e.same_team = preemptor.team >= 0 && preemptor.team == victim.team;
@@ -25,19 +25,14 @@ BaitEvidence judge(const BaitConfig& c, const JobRef& preemptor,
                                                   static_cast<double>(c.young))
                         : 0.0;
   e.repeat = c.repeat > 0 ? unit(counts.in_team_preemptions / c.repeat) : 0.0;
-  e.supply = counts.low_rank_starts > 0
-                 ? unit(counts.low_rank_preempted / counts.low_rank_starts)
+  e.supply = counts.low_rank_gpu_s > 0
+                 ? unit(counts.low_rank_preempted_gpu_s / counts.low_rank_gpu_s)
                  : 0.0;
 
   e.jump = counts.started_gpus > 0 ? unit(counts.preemptor_gpus / counts.started_gpus) : 0.0;
 
-  e.anyone_waiting = oldest_other_since.has_value();
-  if (e.anyone_waiting) {
-    const TimePoint preemptor_since =
-        preemptor.eligible > 0 ? preemptor.eligible : preemptor.submit;
-    // other_wait - own_wait == preemptor_since - oldest_other_since
-    e.skipped = std::max<Seconds>(0, elapsed_between(*oldest_other_since, preemptor_since));
-  }
+  e.anyone_waiting = cost.jobs_ahead > 0;
+  e.skipped = cost.skipped;
   e.skip = c.skip_norm > 0 ? unit(static_cast<double>(e.skipped) /
                                   static_cast<double>(c.skip_norm))
                            : (e.skipped > 0 ? 1.0 : 0.0);
@@ -54,16 +49,16 @@ BaitEvidence judge(const BaitConfig& c, const JobRef& preemptor,
 BaitEvidence judge_preemption_quiet(const BaitConfig& config,
                                     const JobRef& preemptor, const JobRef& victim,
                                     TimePoint when,
-                                    std::optional<TimePoint> oldest_other_since,
+                                    const JumpCost& cost,
                                     const RecentCounts& counts) {
-  return judge(config, preemptor, victim, when, oldest_other_since, counts);
+  return judge(config, preemptor, victim, when, cost, counts);
 }
 
 BaitEvidence judge_preemption(const BaitConfig& c, const JobRef& preemptor,
                               const JobRef& victim, TimePoint when,
-                              std::optional<TimePoint> oldest_other_since,
+                              const JumpCost& cost,
                               const RecentCounts& counts) {
-  BaitEvidence e = judge(c, preemptor, victim, when, oldest_other_since, counts);
+  BaitEvidence e = judge(c, preemptor, victim, when, cost, counts);
   char buf[1024];
   if (!e.same_team) {
     std::snprintf(buf, sizeof buf,
@@ -76,7 +71,7 @@ BaitEvidence judge_preemption(const BaitConfig& c, const JobRef& preemptor,
   const char* why = "";
   if (!e.bait) {
     if (e.rank_gap <= 0) why = " (no rank gap)";
-    else if (!e.anyone_waiting) why = " (no other team waiting: nobody harmed)";
+    else if (!e.anyone_waiting) why = " (no runnable job of another team ahead: nobody harmed)";
     else if (e.skipped <= 0) why = " (no queue time skipped)";
     else why = " (score below threshold)";
   }
@@ -84,14 +79,14 @@ BaitEvidence judge_preemption(const BaitConfig& c, const JobRef& preemptor,
       buf, sizeof buf,
       "%s%s: in-team, rank_gap=%d; young=%.2f (victim ran %llds, bait_young=%llds); "
       "repeat=%.2f (%.2f recent in-team preemptions, bait_repeat=%.2f); "
-      "supply=%.2f (%.2f of %.2f recent low-rank starts preempted); "
-      "skipped=%.2f (%llds of other teams' queue time, bait_skip_norm=%llds); "
+      "supply=%.2f (%.0f of %.0f recent low-rank GPU-s were displaced in-team); "
+      "skipped=%.2f (%llds GPU-weighted queue time of %u jobs ahead, bait_skip_norm=%llds); "
       "jump=%.2f (%.1f of %.1f recent GPU starts by in-team preemption); "
       "score=%.3f %s threshold %.3f",
       verdict, why, e.rank_gap, e.young, static_cast<long long>(e.victim_run),
       static_cast<long long>(c.young), e.repeat, counts.in_team_preemptions,
-      c.repeat, e.supply, counts.low_rank_preempted, counts.low_rank_starts,
-      e.skip, static_cast<long long>(e.skipped),
+      c.repeat, e.supply, counts.low_rank_preempted_gpu_s, counts.low_rank_gpu_s,
+      e.skip, static_cast<long long>(e.skipped), cost.jobs_ahead,
       static_cast<long long>(c.skip_norm), e.jump, counts.preemptor_gpus,
       counts.started_gpus, e.score,
       e.score >= c.threshold ? ">=" : "<", c.threshold);

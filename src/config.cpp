@@ -264,8 +264,30 @@ const std::vector<KeyDef>& key_table() {
     t.push_back(duration_key("penalty_half_life", 0, 365 * kDay,
                              "half-life of the penalty; 0 = never decays",
                              [](Config& c) -> Seconds& { return c.penalty.half_life; }));
-    t.push_back(number_key("skip_charge", 0, 1000, "GPU-seconds charged per skipped GPU-second",
+    t.push_back(number_key("skip_charge", 0, 1000, "a queue jump's price per GPU-second of other teams' queue time it took",
                            [](Config& c) -> double& { return c.penalty.skip_charge; }));
+    t.push_back(duration_key("jump_price_cap", 0, 30 * kDay,
+                             "longest wait of one job that a queue jump's price counts (0 = jumps are free)",
+                             [](Config& c) -> Seconds& { return c.jump.price_cap; }));
+    t.push_back({"reclaim", "one of off, jumpers, all",
+                 "whose GPUs a team below its entitlement may requeue: teams over theirs that jumped the queue "
+                 "or baited within bait_window (jumpers), any team over its entitlement (all), nobody (off)",
+                 [](const Config& c) {
+                   switch (c.jump.reclaim) {
+                     case Reclaim::kOff: return std::string("off");
+                     case Reclaim::kAll: return std::string("all");
+                     case Reclaim::kJumpers: break;
+                   }
+                   return std::string("jumpers");
+                 },
+                 [](Config& c, std::string_view v) -> std::string {
+                   const std::string s = lower(trim(v));
+                   if (s == "off") c.jump.reclaim = Reclaim::kOff;
+                   else if (s == "jumpers") c.jump.reclaim = Reclaim::kJumpers;
+                   else if (s == "all") c.jump.reclaim = Reclaim::kAll;
+                   else return "not a reclaim mode";
+                   return {};
+                 }});
     t.push_back({"state_file", "a file path",
                  "where the state is saved; empty = <StateSaveLocation>/gpufair.state",
                  [](const Config& c) { return c.state_file; },

@@ -3,6 +3,7 @@
 #include "gpufair/engine.h"
 
 #include <algorithm>
+#include <atomic>
 #include <array>
 #include <climits>
 #include <cmath>
@@ -16,7 +17,7 @@
 #include "gpufair/bait_detector.h"
 #include "gpufair/decay.h"
 #include "gpufair/fair_share.h"
-#include "gpufair/pending_queue.h"
+#include "gpufair/queue_view.h"
 #include "gpufair/penalty.h"
 #include "gpufair/priority.h"
 #include "gpufair/reset_period.h"
@@ -35,7 +36,10 @@ struct RunningJob {
   double gpus = 0;
   TimePoint charged_until = 0;
   std::uint64_t last_seen_cycle = 0;
-  bool low_rank_start = false;  // counted in the team's low_rank_starts
+  bool low_rank_start = false;  // its GPU-seconds count in the team's low_rank_gpu_s
+  // ...and its own part of that memory, decayed alike: when it is displaced
+  // this much moves to low_rank_preempted_gpu_s, so supply <= 1 by construction.
+  DecayedValue low_rank_gpu_s;
 };
 
 struct TeamState {
@@ -49,6 +53,13 @@ struct TeamState {
   bool rank_seen = false;
   int max_rank = 0;
   std::uint32_t bait_detections = 0, in_team_preemptions = 0;
+  // Queue jumps and reclaim (design.md, "Jump price", "Reclaim").
+  DecayedValue jump_price;        // prices paid, half-life bait_window: "jumped lately"
+  double price_total_gpu_s = 0;   // every price paid since the last usage reset
+  std::uint32_t priced_jumps = 0, reclaimed_from = 0, reclaims_made = 0;
+  double held_gpus = 0;           // running now (weighted), from the running table
+  std::uint64_t pending_cycle = 0;  // last cycle it had a runnable pending job
+  bool active = false;            // running or runnable pending: counts for entitlements
   std::deque<BaitDecision> recent;
   // The last few preemptors: one preemptor displacing several victims is
   // one queue jump, and its start was counted when it preempted.
@@ -82,8 +93,10 @@ struct Engine::Impl {
   std::uint64_t cycle_no = 0;
   bool reset_now_pending = false;
 
-  OldestPendingByTeam pending_current, pending_last;
-  bool have_pending_last = false;
+  // Who waits: filled during a cycle (current), read by preemption events
+  // from the last complete cycle (last), never half-filled.
+  QueueView queue_current, queue_last;
+  double active_shares = 0;  // shares of the active teams, as of the last recompute
 
   // The per-cycle table every priority() reads.
   std::vector<TeamFactors> factors;
@@ -116,6 +129,25 @@ struct Engine::Impl {
       usage_total += t.usage;
       shares_total += t.shares;
     }
+    active_shares = 0;
+    for (auto& t : teams) {
+      t.active = t.held_gpus > 0 || t.pending_cycle == cycle_no;
+      if (t.active) active_shares += t.shares;
+    }
+    bool someone_below_waits = false, someone_reclaimable = false;
+    for (const auto& t : teams) {
+      const double e = entitled_gpus(t);
+      if (t.pending_cycle == cycle_no && t.held_gpus + 1e-9 < e) someone_below_waits = true;
+      if (config.jump.reclaim != Reclaim::kOff && t.held_gpus > e + 1e-9 &&
+          (config.jump.reclaim == Reclaim::kAll || jumped_lately(t, now)))
+        someone_reclaimable = true;
+    }
+    reclaim_possible.store(cluster_gpus > 0 && someone_below_waits && someone_reclaimable,
+                           std::memory_order_relaxed);
+    below_entitlement.resize(teams.size());
+    for (std::size_t i = 0; i < teams.size(); ++i)
+      // Cluster size unknown (set_cluster_gpus never called): count everyone.
+      below_entitlement[i] = cluster_gpus <= 0 || teams[i].held_gpus + 1e-9 < entitled_gpus(teams[i]) ? 1 : 0;
     factors.resize(teams.size());
     for (std::size_t i = 0; i < teams.size(); ++i) {
       const auto& t = teams[i];
@@ -132,7 +164,7 @@ struct Engine::Impl {
   }
 
   void reset_usage(TimePoint boundary) {
-    for (auto& t : teams) t.usage = t.raw_usage = 0;
+    for (auto& t : teams) t.usage = t.raw_usage = t.price_total_gpu_s = 0;
     for (auto& [id, job] : running) job.charged_until = std::max(job.charged_until, boundary);
   }
 
@@ -142,11 +174,60 @@ struct Engine::Impl {
     TeamState& t = teams[static_cast<std::size_t>(job.team)];
     t.usage += amount;
     t.raw_usage += amount;
+    if (job.low_rank_start) {
+      t.memory.low_rank_gpu_s.add(amount, until, config.bait.window);
+      job.low_rank_gpu_s.add(amount, until, config.bait.window);
+    }
     job.charged_until = until;
   }
 
-  const OldestPendingByTeam& queue_view() const {
-    return have_pending_last ? pending_last : pending_current;
+  const QueueView& queue_view() const { return queue_last; }
+
+  // GPUs a team is entitled to now: its share of the cluster among the teams
+  // that run or wait (a team with nothing to do leaves its share to others).
+  double entitled_gpus(const TeamState& t) const {
+    const double s = active_shares + (t.active ? 0 : t.shares);
+    return s > 0 ? cluster_gpus * t.shares / s : 0;
+  }
+
+  // Per team: holds fewer GPUs than it is entitled to (a jump ahead of its
+  // waiting jobs takes GPUs it was entitled to). As of the last cycle's
+  // holdings; rebuilt by recompute_factors.
+  std::vector<char> below_entitlement;
+  std::atomic<bool> reclaim_possible{false};
+
+  JumpCost jump_cost(const JobRef& jumper, TimePoint when) const {
+    return queue_view().cost_of_jump(jumper, when, config.jump.price_cap, &below_entitlement);
+  }
+
+  bool jumped_lately(const TeamState& t, TimePoint now) const {
+    return t.jump_price.at(now, config.bait.window) >= 1.0 ||
+           t.penalty.at(now, config.penalty.half_life) >= config.bait.block_penalty;
+  }
+
+  void add_held(TeamId team, double gpus) {
+    auto& h = teams[static_cast<std::size_t>(team)].held_gpus;
+    h = std::max(0.0, h + gpus);
+  }
+
+  // The reclaim rule (design.md, "Reclaim"); `taken` = GPUs of the victim's
+  // team already chosen for this reclaim. Empty string = allowed.
+  const char* reclaim_refusal(const JobRef& reclaimer, const JobRef& victim, TimePoint now,
+                              double taken) const {
+    if (config.jump.reclaim == Reclaim::kOff) return "reclaim=off";
+    if (reclaimer.team < 0 || victim.team < 0 || reclaimer.team == victim.team) return "same team";
+    if (static_cast<std::size_t>(reclaimer.team) >= teams.size() ||
+        static_cast<std::size_t>(victim.team) >= teams.size())
+      return "unknown team";
+    if (!reclaimer.runnable || !(reclaimer.gpus > 0)) return "the reclaiming job is not runnable or uses no GPUs";
+    const TeamState& r = teams[static_cast<std::size_t>(reclaimer.team)];
+    const TeamState& v = teams[static_cast<std::size_t>(victim.team)];
+    if (r.held_gpus + reclaimer.gpus > entitled_gpus(r) + 1e-9)
+      return "the reclaiming team would exceed its entitlement";
+    if (v.held_gpus - taken <= entitled_gpus(v) + 1e-9) return "the victim's team is not over its entitlement";
+    if (config.jump.reclaim == Reclaim::kJumpers && !jumped_lately(v, now))
+      return "the victim's team has not jumped the queue lately (reclaim=jumpers)";
+    return "";
   }
 
   bool is_low_rank(const TeamState& t, int rank) const {
@@ -164,12 +245,12 @@ struct Engine::Impl {
     const Seconds w = config.bait.window;
     RecentCounts c;
     c.in_team_preemptions = t.memory.in_team_preemptions.at(when, w) + 1;
-    c.low_rank_starts = t.memory.low_rank_starts.at(when, w);
-    c.low_rank_preempted = t.memory.low_rank_preempted.at(when, w);
+    c.low_rank_gpu_s = t.memory.low_rank_gpu_s.at(when, w);
+    c.low_rank_preempted_gpu_s = t.memory.low_rank_preempted_gpu_s.at(when, w);
     if (preemptor.rank > victim.rank) {
-      auto it = running.find(victim.id);
-      if (it == running.end() || !it->second.low_rank_start) c.low_rank_starts += 1;
-      c.low_rank_preempted += 1;
+      const VictimSupply v = victim_supply(victim, when);
+      c.low_rank_preempted_gpu_s += v.in_memory + v.outside;
+      c.low_rank_gpu_s += v.outside;
     }
     c.started_gpus = t.memory.started_gpus.at(when, w);
     c.preemptor_gpus = t.memory.preemptor_gpus.at(when, w);
@@ -179,6 +260,28 @@ struct Engine::Impl {
       if (running.find(preemptor.id) == running.end()) c.started_gpus += preemptor.gpus;
     }
     return c;
+  }
+
+  // A displaced low-rank victim's GPU-seconds for the detector's supply:
+  // the part already in the team's low-rank memory (decayed alike), and the
+  // part outside it (since the last charge, or its whole run, decayed, when
+  // it was never counted as a low-rank job).
+  struct VictimSupply {
+    double in_memory = 0, outside = 0;
+  };
+  VictimSupply victim_supply(const JobRef& v, TimePoint when) const {
+    const Seconds w = config.bait.window;
+    VictimSupply out;
+    auto it = running.find(v.id);
+    if (it != running.end() && it->second.low_rank_start) {
+      const RunningJob& r = it->second;
+      out.in_memory = r.low_rank_gpu_s.at(when, w);
+      out.outside = r.gpus * static_cast<double>(std::max<Seconds>(0, elapsed_between(r.charged_until, when)));
+      return out;
+    }
+    if (v.start <= 0 || !finite_nonneg(v.gpus)) return out;
+    out.outside = v.gpus * decayed_integral(std::max<Seconds>(0, elapsed_between(v.start, when)), w);
+    return out;
   }
 
   // Live totals (not the cached ones: reports must be exact at any time).
@@ -208,6 +311,12 @@ struct Engine::Impl {
     r.effective_fairshare = effective_fair_share(r.fairshare, r.penalty);
     r.bait_detections = t.bait_detections;
     r.in_team_preemptions = t.in_team_preemptions;
+    r.price_total_gpu_s = t.price_total_gpu_s;
+    r.priced_jumps = t.priced_jumps;
+    r.reclaimed_from = t.reclaimed_from;
+    r.reclaims_made = t.reclaims_made;
+    r.held_gpus = t.held_gpus;
+    r.entitled_gpus = entitled_gpus(t);
     r.recent.assign(t.recent.begin(), t.recent.end());
     return r;
   }
@@ -313,7 +422,7 @@ void Engine::begin_cycle(TimePoint now) {
   m.last_cycle = m.have_cycle ? std::max(m.last_cycle, now) : now;
   m.have_cycle = true;
   ++m.cycle_no;
-  m.pending_current.clear();
+  m.queue_current.clear();
 }
 
 void Engine::observe_running(const JobRef& job, TimePoint now) {
@@ -330,15 +439,14 @@ void Engine::observe_running(const JobRef& job, TimePoint now) {
   if (inserted) {
     // First sight: charge from its start (it may have started between cycles).
     r.charged_until = (job.start > 0 && job.start <= now) ? job.start : now;
-    if (m.is_low_rank(t, job.rank)) {
-      r.low_rank_start = true;
-      t.memory.low_rank_starts.add(1, now, m.config.bait.window);
-    }
+    if (m.is_low_rank(t, job.rank)) r.low_rank_start = true;
     if (!t.is_recent_preemptor(job.id)) {  // a preemptor's start was counted when it preempted
       t.memory.started_gpus.add(job.gpus, now, m.config.bait.window);
     }
   }
   m.see_rank(t, job.rank);
+  if (!inserted) m.add_held(r.team, -r.gpus);
+  m.add_held(job.team, job.gpus);
   r.team = job.team;
   r.gpus = job.gpus;
   r.last_seen_cycle = m.cycle_no;
@@ -347,7 +455,8 @@ void Engine::observe_running(const JobRef& job, TimePoint now) {
 
 void Engine::Impl::note_pending(const JobRef& job) {
   see_rank(teams[static_cast<std::size_t>(job.team)], job.rank);
-  pending_current.add(job.team, job.eligible > 0 ? job.eligible : job.submit);
+  if (job.runnable) teams[static_cast<std::size_t>(job.team)].pending_cycle = cycle_no;
+  queue_current.add(job);
 }
 
 void Engine::observe_pending(const JobRef& job) {
@@ -373,9 +482,13 @@ void Engine::end_cycle(TimePoint now) {
   Impl& m = *impl_;
   // Jobs the host no longer reports ended without telling us: they are
   // charged up to the last cycle that saw them, which is already done.
-  std::erase_if(m.running, [&](const auto& kv) { return kv.second.last_seen_cycle != m.cycle_no; });
-  m.pending_last = m.pending_current;
-  m.have_pending_last = true;
+  std::erase_if(m.running, [&](const auto& kv) {
+    if (kv.second.last_seen_cycle == m.cycle_no) return false;
+    m.add_held(kv.second.team, -kv.second.gpus);
+    return true;
+  });
+  m.queue_current.freeze();
+  std::swap(m.queue_last, m.queue_current);
   m.recompute_factors(now);
 }
 
@@ -390,6 +503,7 @@ void Engine::job_ended(JobId job, TimePoint end) {
   auto it = m.running.find(job);
   if (it == m.running.end()) return;
   m.charge(it->second, end);
+  m.add_held(it->second.team, -it->second.gpus);
   m.running.erase(it);
 }
 
@@ -431,8 +545,14 @@ PreemptCheck Engine::check_preemption(const JobRef& preemptor, const JobRef& vic
   // Cheapest test first: most pairs slurmctld asks about are cross-team.
   if (preemptor.team != victim.team || preemptor.team < 0) {
     if (m.config.preempt_scope == PreemptScope::kAny) return out;
+    const char* why = m.reclaim_refusal(preemptor, victim, now, 0);
+    if (*why == '\0') {
+      out.reclaim = true;
+      if (want_reason) out.reason = "reclaim: the preemptor's team is below its entitlement, the victim's over it";
+      return out;
+    }
     out.allowed = false;
-    if (want_reason) out.reason = "cross-team preemption refused (preempt_scope=team)";
+    if (want_reason) out.reason = std::string("cross-team preemption refused (preempt_scope=team; no reclaim: ") + why + ")";
     return out;
   }
   if (m.config.bait.block == BaitBlock::kNever) return out;
@@ -443,13 +563,13 @@ PreemptCheck Engine::check_preemption(const JobRef& preemptor, const JobRef& vic
     return out;
   }
   const RecentCounts counts = m.counts_with_event(t, preemptor, victim, now);
-  const auto since = m.queue_view().oldest_other_than(preemptor.team);
+  const JumpCost cost = m.jump_cost(preemptor, now);
   if (!want_reason) {
-    if (judge_preemption_quiet(m.config.bait, preemptor, victim, now, since, counts).bait)
+    if (judge_preemption_quiet(m.config.bait, preemptor, victim, now, cost, counts).bait)
       out.allowed = false;
     return out;
   }
-  BaitEvidence e = judge_preemption(m.config.bait, preemptor, victim, now, since, counts);
+  BaitEvidence e = judge_preemption(m.config.bait, preemptor, victim, now, cost, counts);
   if (!e.bait) return out;
   out.allowed = false;
   char buf[160];
@@ -463,6 +583,25 @@ PreemptCheck Engine::check_preemption(const JobRef& preemptor, const JobRef& vic
   return out;
 }
 
+bool Engine::reclaim_possible() const { return impl_->reclaim_possible.load(std::memory_order_relaxed); }
+
+PreemptCheck Engine::check_reclaim(const JobRef& reclaimer, const JobRef& victim, TimePoint now,
+                                   double taken_gpus) const {
+  std::shared_lock lock(impl_->mu);
+  PreemptCheck out;
+  const char* why = impl_->reclaim_refusal(reclaimer, victim, now, taken_gpus);
+  out.allowed = out.reclaim = *why == '\0';
+  out.reason = out.allowed ? "reclaim allowed" : why;
+  return out;
+}
+
+namespace {
+void remember(std::deque<BaitDecision>& recent, BaitDecision d) {
+  recent.push_back(std::move(d));
+  while (recent.size() > kRecentDecisions) recent.pop_front();
+}
+}  // namespace
+
 BaitDecision Engine::record_preemption(const JobRef& preemptor, const JobRef& victim,
                                        TimePoint when) {
   std::unique_lock lock(impl_->mu);
@@ -475,22 +614,44 @@ BaitDecision Engine::record_preemption(const JobRef& preemptor, const JobRef& vi
   d.team = preemptor.team;
   d.when = when;
   d.in_team = preemptor.team == victim.team;
-  const auto since = m.queue_view().oldest_other_than(preemptor.team);
+  if (!d.in_team && m.config.preempt_scope != PreemptScope::kAny) {
+    // Not an in-team jump: the reclaim rule let it through.
+    m.check_team(victim.team, "record_preemption (victim)");
+    TeamState& v = m.teams[static_cast<std::size_t>(victim.team)];
+    d.reclaim = true;
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "reclaim: team %s (holding %.1f of its %.1f entitled GPUs) took back %.1f GPUs from "
+                  "team %s (holding %.1f of its %.1f)",
+                  t.name.c_str(), t.held_gpus, m.entitled_gpus(t), victim.gpus, v.name.c_str(),
+                  v.held_gpus, m.entitled_gpus(v));
+    d.reason = buf;
+    ++t.reclaims_made;
+    ++v.reclaimed_from;
+    BaitDecision dv = d;
+    dv.team = victim.team;
+    remember(v.recent, std::move(dv));
+    remember(t.recent, d);
+    return d;
+  }
+  const JumpCost cost = m.jump_cost(preemptor, when);
+  d.skipped = cost.skipped;
 
   BaitEvidence e;
+  const bool new_jump = !t.is_recent_preemptor(preemptor.id);
   if (d.in_team) {
     const RecentCounts counts = m.counts_with_event(t, preemptor, victim, when);
     const Seconds w = m.config.bait.window;
     t.memory.in_team_preemptions.add(1, when, w);
     if (preemptor.rank > victim.rank) {
+      const Impl::VictimSupply v = m.victim_supply(victim, when);
+      t.memory.low_rank_preempted_gpu_s.add(v.in_memory + v.outside, when, w);
+      t.memory.low_rank_gpu_s.add(v.outside, when, w);
+      // Counted in full now: what it runs until it ends is usage only.
       auto it = m.running.find(victim.id);
-      if (it == m.running.end() || !it->second.low_rank_start) {
-        t.memory.low_rank_starts.add(1, when, w);
-        if (it != m.running.end()) it->second.low_rank_start = true;
-      }
-      t.memory.low_rank_preempted.add(1, when, w);
+      if (it != m.running.end()) it->second.low_rank_start = false;
     }
-    if (!t.is_recent_preemptor(preemptor.id) && finite_nonneg(preemptor.gpus)) {
+    if (new_jump && finite_nonneg(preemptor.gpus)) {
       t.memory.preemptor_gpus.add(preemptor.gpus, when, w);
       if (m.running.find(preemptor.id) == m.running.end()) {
         t.memory.started_gpus.add(preemptor.gpus, when, w);
@@ -498,40 +659,50 @@ BaitDecision Engine::record_preemption(const JobRef& preemptor, const JobRef& vi
       t.remember_preemptor(preemptor.id);
     }
     ++t.in_team_preemptions;
-    e = judge_preemption(m.config.bait, preemptor, victim, when, since, counts);
+    e = judge_preemption(m.config.bait, preemptor, victim, when, cost, counts);
   } else {
-    e = judge_preemption(m.config.bait, preemptor, victim, when, since, RecentCounts{});
+    e = judge_preemption(m.config.bait, preemptor, victim, when, cost, RecentCounts{});
   }
   d.bait = e.bait;
   d.score = e.score;
-  d.skipped = e.skipped;
   d.reason = std::move(e.reason);
 
-  if (d.bait) {
-    d.charged_gpu_s = skip_charge_gpu_s(m.config.penalty, preemptor.gpus, d.skipped);
+  // The price: every queue jump pays for the queue time it took from
+  // others, bait or not; one preemptor displacing several victims is one
+  // jump and pays once.
+  if (new_jump && cost.gpu_s > 0) {
+    d.charged_gpu_s = m.config.penalty.skip_charge * cost.gpu_s;
     t.usage += d.charged_gpu_s;
     t.raw_usage += d.charged_gpu_s;
+    t.jump_price.add(d.charged_gpu_s, when, m.config.bait.window);
+    t.price_total_gpu_s += d.charged_gpu_s;
+    ++t.priced_jumps;
+    m.usage_total += d.charged_gpu_s;
+  }
+  char buf[224];
+  std::snprintf(buf, sizeof buf, "; price %.0f GPU-s for %u runnable jobs of other teams ahead (mean %llds skipped, cap %llds)",
+                d.charged_gpu_s, cost.jobs_ahead, static_cast<long long>(cost.skipped),
+                static_cast<long long>(m.config.jump.price_cap));
+  d.reason += buf;
+  if (d.bait) {
     t.penalty.advance_to(when, m.config.penalty.half_life);
     const double before = t.penalty.value;
     t.penalty.value = penalty_after_bait(m.config.penalty, before, d.score);
     d.penalty_added = t.penalty.value - before;
     ++t.bait_detections;
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "; charged %.0f GPU-s for %llds skipped, penalty +%.3f -> %.3f",
-                  d.charged_gpu_s, static_cast<long long>(d.skipped), d.penalty_added,
-                  t.penalty.value);
+    std::snprintf(buf, sizeof buf, "; penalty +%.3f -> %.3f", d.penalty_added, t.penalty.value);
     d.reason += buf;
-    // Update this team's factor now (the penalty must bite at once); the
-    // other teams' factors move only slightly with Utot and are refreshed
-    // by end_cycle. Keeps an event O(1) in the number of teams.
-    m.usage_total += d.charged_gpu_s;
+  }
+  if (d.bait || d.charged_gpu_s > 0) {
+    // Update this team's factor now (the price and penalty must bite at
+    // once); the other teams' factors move only slightly with Utot and are
+    // refreshed by end_cycle. Keeps an event O(1) in the number of teams.
     TeamFactors& f = m.factors[static_cast<std::size_t>(preemptor.team)];
     f.fairshare = fair_share_factor(t.usage, m.usage_total, t.shares, m.shares_total);
-    f.penalty = t.penalty.value;
+    f.penalty = t.penalty.at(when, m.config.penalty.half_life);
     f.effective = effective_fair_share(f.fairshare, f.penalty);
   }
-  t.recent.push_back(d);
-  while (t.recent.size() > kRecentDecisions) t.recent.pop_front();
+  remember(t.recent, d);
   return d;
 }
 
@@ -594,8 +765,8 @@ std::vector<std::uint8_t> Engine::save_state() const {
     w.u8(t.shares_set ? 1 : 0);
     write_value(w, t.penalty);
     write_value(w, t.memory.in_team_preemptions);
-    write_value(w, t.memory.low_rank_starts);
-    write_value(w, t.memory.low_rank_preempted);
+    write_value(w, t.memory.low_rank_gpu_s);            // format 3 (counts before)
+    write_value(w, t.memory.low_rank_preempted_gpu_s);  // format 3 (counts before)
     write_value(w, t.memory.started_gpus);    // format 2
     write_value(w, t.memory.preemptor_gpus);  // format 2
     w.u8(t.next_preemptor_slot);              // format 2
@@ -604,13 +775,18 @@ std::vector<std::uint8_t> Engine::save_state() const {
     w.i64(t.max_rank);
     w.u32(t.bait_detections);
     w.u32(t.in_team_preemptions);
+    write_value(w, t.jump_price);  // format 3
+    w.f64(t.price_total_gpu_s);
+    w.u32(t.priced_jumps);
+    w.u32(t.reclaimed_from);
+    w.u32(t.reclaims_made);
     w.u64(t.recent.size());
     for (const auto& d : t.recent) {
       w.u64(d.preemptor);
       w.u64(d.victim);
       w.i64(d.when);
       w.u8(d.in_team ? 1 : 0);
-      w.u8(d.bait ? 1 : 0);
+      w.u8((d.bait ? 1 : 0) | (d.reclaim ? 2 : 0));  // format 3: bit 1 = reclaim
       w.f64(d.score);
       w.i64(d.skipped);
       w.f64(d.charged_gpu_s);
@@ -631,6 +807,7 @@ std::vector<std::uint8_t> Engine::save_state() const {
     w.f64(j.gpus);
     w.i64(j.charged_until);
     w.u8(j.low_rank_start ? 1 : 0);
+    write_value(w, j.low_rank_gpu_s);  // format 3
   }
   return frame_state(w.bytes());
 }
@@ -657,8 +834,12 @@ Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
     t.shares_set = r.u8() != 0;
     t.penalty = read_value(r);
     t.memory.in_team_preemptions = read_value(r);
-    t.memory.low_rank_starts = read_value(r);
-    t.memory.low_rank_preempted = read_value(r);
+    t.memory.low_rank_gpu_s = read_value(r);
+    t.memory.low_rank_preempted_gpu_s = read_value(r);
+    if (frame->version < 3) {  // job counts then, GPU-seconds now: start afresh
+      t.memory.low_rank_gpu_s = {};
+      t.memory.low_rank_preempted_gpu_s = {};
+    }
     if (frame->version >= 2) {
       t.memory.started_gpus = read_value(r);
       t.memory.preemptor_gpus = read_value(r);
@@ -671,6 +852,13 @@ Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
     t.max_rank = static_cast<int>(max_rank);
     t.bait_detections = r.u32();
     t.in_team_preemptions = r.u32();
+    if (frame->version >= 3) {
+      t.jump_price = read_value(r);
+      t.price_total_gpu_s = read_nonneg(r, "a team's total jump price");
+      t.priced_jumps = r.u32();
+      t.reclaimed_from = r.u32();
+      t.reclaims_made = r.u32();
+    }
     const std::uint64_t n_recent = r.count(60);
     for (std::uint64_t k = 0; k < n_recent && r.ok(); ++k) {
       BaitDecision d;
@@ -678,7 +866,9 @@ Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
       d.victim = r.u64();
       d.when = r.i64();
       d.in_team = r.u8() != 0;
-      d.bait = r.u8() != 0;
+      const std::uint8_t flags = r.u8();
+      d.bait = (flags & 1) != 0;
+      d.reclaim = (flags & 2) != 0;
       d.score = r.f64();
       d.skipped = r.i64();
       d.charged_gpu_s = r.f64();
@@ -695,7 +885,7 @@ Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
     RunningJob job;
   };
   std::vector<SavedJob> jobs;
-  const std::uint64_t job_count = r.count(29);
+  const std::uint64_t job_count = r.count(frame->version >= 3 ? 45 : 29);
   for (std::uint64_t i = 0; i < job_count && r.ok(); ++i) {
     SavedJob s{};
     s.id = r.u64();
@@ -705,6 +895,7 @@ Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
     s.job.gpus = read_nonneg(r, "a running job's GPUs");
     s.job.charged_until = r.i64();
     s.job.low_rank_start = r.u8() != 0;
+    if (frame->version >= 3) s.job.low_rank_gpu_s = read_value(r);
     jobs.push_back(s);
   }
   if (r.ok() && r.remaining() != 0) r.fail(std::to_string(r.remaining()) + " unexpected bytes after the payload");
@@ -742,10 +933,12 @@ Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
     cur = std::move(saved);
   }
   m.running.clear();
+  for (auto& t : m.teams) t.held_gpus = 0;
   for (auto& s : jobs) {
     s.job.team = id_of[static_cast<std::size_t>(s.job.team)];
     s.job.last_seen_cycle = m.cycle_no;
     m.running[s.id] = s.job;
+    m.add_held(s.job.team, s.job.gpus);
   }
   m.have_cycle = have_cycle;
   m.last_cycle = last_cycle;

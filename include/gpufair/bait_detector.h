@@ -10,6 +10,7 @@
 #include "gpufair/config.h"
 #include "gpufair/decay.h"
 #include "gpufair/job.h"
+#include "gpufair/queue_view.h"
 #include "gpufair/time.h"
 
 namespace gpufair {
@@ -17,8 +18,10 @@ namespace gpufair {
 // Per-team memory: decayed counts with half-life bait_window.
 struct DetectorMemory {
   DecayedValue in_team_preemptions;  // in-team preemptions by this team
-  DecayedValue low_rank_starts;      // low-rank jobs of this team that started
-  DecayedValue low_rank_preempted;   // ...and ended by in-team preemption
+  // GPU-seconds, never job counts: a stream of cheap or GPU-less low jobs
+  // cannot dilute the evidence without spending as many GPU-seconds.
+  DecayedValue low_rank_gpu_s;            // GPU-seconds run by low-rank jobs
+  DecayedValue low_rank_preempted_gpu_s;  // ...by low-rank jobs later displaced in-team
   DecayedValue started_gpus;         // GPUs of every job of this team that started
   DecayedValue preemptor_gpus;       // ...of which started by in-team preemption
 };
@@ -26,8 +29,8 @@ struct DetectorMemory {
 // The team's recent counts *including* the event being judged.
 struct RecentCounts {
   double in_team_preemptions = 0;
-  double low_rank_starts = 0;
-  double low_rank_preempted = 0;
+  double low_rank_gpu_s = 0;
+  double low_rank_preempted_gpu_s = 0;
   double started_gpus = 0;
   double preemptor_gpus = 0;
 };
@@ -44,18 +47,19 @@ struct BaitEvidence {
   std::string reason;         // every piece of evidence, human-readable
 };
 
-// Judge one preemption at `when`. `oldest_other_waiting_since`: since when
-// the oldest pending job of another team waits (nullopt: nobody waits).
+// Judge one preemption at `when`. `cost`: what the jump takes from other
+// teams' runnable jobs ahead of the preemptor (QueueView::cost_of_jump);
+// nobody ahead means nobody harmed, and never bait.
 BaitEvidence judge_preemption(const BaitConfig& config, const JobRef& preemptor,
                               const JobRef& victim, TimePoint when,
-                              std::optional<TimePoint> oldest_other_waiting_since,
+                              const JumpCost& cost,
                               const RecentCounts& counts);
 
 // Cheaper variant for allow_preemption's hot path: same decision, no reason.
 BaitEvidence judge_preemption_quiet(const BaitConfig& config,
                                     const JobRef& preemptor, const JobRef& victim,
                                     TimePoint when,
-                                    std::optional<TimePoint> oldest_other_waiting_since,
+                                    const JumpCost& cost,
                                     const RecentCounts& counts);
 
 }  // namespace gpufair

@@ -21,6 +21,8 @@ namespace gpufair {
 enum class ResetPeriod { kNone, kNow, kDaily, kWeekly, kMonthly, kQuarterly, kYearly };
 enum class PreemptScope { kTeam, kAny };
 enum class BaitBlock { kNever, kPenalized, kAlways };
+// Whose GPUs a team below its share may take back (design.md, "Reclaim").
+enum class Reclaim { kOff, kJumpers, kAll };
 
 // The standard slurm.conf knobs as Slurm parsed them (seconds, raw weights).
 // `set == false` means "not from Slurm" (the simulator, tests): defaults apply.
@@ -79,6 +81,20 @@ struct PenaltyConfig {
   double skip_charge = 1.0;       // skip_charge: GPU-seconds charged per skipped GPU-second
 };
 
+// The price of a queue jump and the reclaim of squatted GPUs (design.md,
+// "Jump price" and "Reclaim"): the two rules whose guarantee does not rest
+// on the bait detector.
+struct JumpConfig {
+  // jump_price_cap: one waiting job counts at most this long, so a single
+  // stale job cannot inflate a price. Four hours: longer than a typical
+  // queue wait on a healthy cluster, far shorter than a stuck job's.
+  Seconds price_cap = 4 * 3600;
+  // reclaim: jumpers (default) = the GPUs of a team over its entitlement
+  // that jumped the queue (paid a jump price) or was caught baiting within
+  // bait_window; all = any team over its entitlement; off = never.
+  Reclaim reclaim = Reclaim::kJumpers;
+};
+
 struct Config {
   // Standard knobs (overridable at seconds resolution from PriorityParameters,
   // because slurm.conf only takes minutes for some of them).
@@ -97,6 +113,7 @@ struct Config {
   PreemptScope preempt_scope = PreemptScope::kTeam;  // preempt_scope
   BaitConfig bait;
   PenaltyConfig penalty;
+  JumpConfig jump;
   std::string state_file;          // state_file: empty = <StateSaveLocation>/gpufair.state
   // bait_profile: the named profile the bait rule's weights started from
   // (apply_bait_profile); weights given explicitly override it.

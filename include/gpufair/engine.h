@@ -29,6 +29,7 @@ namespace gpufair {
 
 struct PreemptCheck {
   bool allowed = true;
+  bool reclaim = false;  // allowed across teams by the reclaim rule
   std::string reason;
 };
 
@@ -38,9 +39,10 @@ struct BaitDecision {
   TimePoint when = 0;
   bool in_team = false;
   bool bait = false;
+  bool reclaim = false;      // a reclaim across teams, not a queue jump
   double score = 0;
-  Seconds skipped = 0;       // queue time the preemptor skipped
-  double charged_gpu_s = 0;  // added to the ledger for the skip
+  Seconds skipped = 0;       // GPU-weighted queue time of the runnable jobs ahead it skipped
+  double charged_gpu_s = 0;  // the jump's price, added to the team's usage
   double penalty_added = 0;
   std::string reason;        // human-readable evidence
 };
@@ -52,6 +54,9 @@ struct TeamReport {
   double shares = 0, shares_norm = 0, usage_norm = 0;
   double fairshare = 0, effective_fairshare = 0, penalty = 0;
   std::uint32_t bait_detections = 0, in_team_preemptions = 0;
+  double price_total_gpu_s = 0;  // jump prices paid since the last usage reset
+  std::uint32_t priced_jumps = 0, reclaimed_from = 0, reclaims_made = 0;
+  double held_gpus = 0, entitled_gpus = 0;  // running now, and its share among active teams
   std::vector<BaitDecision> recent;  // newest last
 };
 
@@ -100,6 +105,19 @@ class Engine {
   // preempt plugin's predicates run on slurmctld's hottest paths).
   PreemptCheck check_preemption(const JobRef& preemptor, const JobRef& victim,
                                 TimePoint now, bool want_reason) const;
+  // The reclaim rule alone (design.md, "Reclaim"): may `reclaimer`, a
+  // pending job of a team below its entitlement, requeue `victim` of a team
+  // over its own? `taken_gpus`: GPUs of the victim's team already chosen for
+  // the same reclaim. check_preemption applies it to cross-team pairs.
+  PreemptCheck check_reclaim(const JobRef& reclaimer, const JobRef& victim, TimePoint now,
+                             double taken_gpus) const;
+  // As of the last cycle: some team below its entitlement has a runnable
+  // GPU job waiting and some team over its own may be reclaimed from. Lock
+  // free: the preempt plugin asks it for every cross-team pair, and skips
+  // the core entirely when it is false (the usual case).
+  bool reclaim_possible() const;
+  // A preemption really happened: an in-team jump is priced and judged; a
+  // cross-team one (preempt_scope=team) is recorded as a reclaim.
   BaitDecision record_preemption(const JobRef& preemptor, const JobRef& victim,
                                  TimePoint when);
 

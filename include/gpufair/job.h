@@ -19,6 +19,11 @@ struct JobRef {
   TimePoint submit = 0;
   TimePoint eligible = 0;  // 0 = submit
   TimePoint start = 0;     // 0 = not started
+  // Pending jobs only: the job's current priority, and whether it could run
+  // now if GPUs were free (not held, no unmet dependency, begin time or
+  // limit). Jump prices are measured against runnable jobs only.
+  std::uint32_t priority = 0;
+  bool runnable = true;
 };
 
 // Inputs of one pending job's priority.

@@ -69,7 +69,7 @@ TEST(Config, EveryKeyParses) {
       "bait_w_young=0.1,bait_w_repeat=0.2,bait_w_supply=0.3,bait_w_skip=0.4,bait_w_jump=0.6,"
       "bait_block=always,"
       "bait_block_penalty=1.5,penalty_per_bait=2,penalty_max=6,penalty_half_life=12h,"
-      "skip_charge=0.5,state_file=/var/spool/gpufair.state");
+      "skip_charge=0.5,jump_price_cap=2h,reclaim=all,state_file=/var/spool/gpufair.state");
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_EQ(c->decay_half_life, 14 * 86400);
   EXPECT_EQ(c->calc_period, 60);
@@ -102,6 +102,8 @@ TEST(Config, EveryKeyParses) {
   EXPECT_DOUBLE_EQ(c->penalty.max, 6);
   EXPECT_EQ(c->penalty.half_life, 43200);
   EXPECT_DOUBLE_EQ(c->penalty.skip_charge, 0.5);
+  EXPECT_EQ(c->jump.price_cap, 7200);
+  EXPECT_EQ(c->jump.reclaim, Reclaim::kAll);
   EXPECT_EQ(c->state_file, "/var/spool/gpufair.state");
 }
 
@@ -188,6 +190,8 @@ TEST(Config, BadValuesNameKeyValueAndAcceptedRange) {
       {"usage_reset=hourly", "usage_reset='hourly'", "not a reset period", "quarterly"},
       {"preempt_scope=all", "preempt_scope='all'", "not a preemption scope", "team or any"},
       {"bait_block=sometimes", "bait_block='sometimes'", "not a blocking mode", "penalized"},
+      {"reclaim=everyone", "reclaim='everyone'", "not a reclaim mode", "off, jumpers, all"},
+      {"jump_price_cap=31d", "jump_price_cap='31d'", "out of range", "30d"},
       {"favor_small=maybe", "favor_small='maybe'", "not yes/no", "yes or no"},
       {"default_shares=-1", "default_shares='-1'", "out of range", "[0, 1000000000]"},
       {"gpu_weight:a100=-2", "gpu_weight:a100='-2'", "out of range", "[0, 1000]"},

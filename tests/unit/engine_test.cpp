@@ -353,15 +353,65 @@ TEST(EngineDetector, DefaultRuleDetectsRoutineBaitWithinAFewEvents) {
   EXPECT_LT(r.effective_fairshare, r.fairshare);
 }
 
-TEST(EngineDetector, SkipChargeGoesToTheLedger) {
-  GamingScenario s("half_life=0,skip_charge=0.5");
+TEST(EngineJumpPrice, EveryJumpPaysForTheQueueItTookBaitOrNot) {
+  // The other team's 8-GPU job waits since kT0-2h and is ahead of the
+  // preemptor (same priority, waiting longer): the jump took 8 GPUs x 2 h.
+  for (const char* params : {"half_life=0,skip_charge=0.5", "half_life=0,skip_charge=0.5,bait_threshold=2"}) {
+    GamingScenario s(params);
+    const double before = s.h.usage(s.gamer);
+    const BaitDecision d = s.bait_event();
+    EXPECT_EQ(d.bait, std::string_view(params).find("threshold") == std::string_view::npos) << d.reason;
+    EXPECT_EQ(d.skipped, 2 * kHour) << params;
+    EXPECT_DOUBLE_EQ(d.charged_gpu_s, 0.5 * 8 * 2 * kHour) << params;
+    EXPECT_DOUBLE_EQ(s.h.usage(s.gamer), before + d.charged_gpu_s) << params;
+    const auto r = s.h.engine.team_report(s.gamer, s.h.now());
+    EXPECT_DOUBLE_EQ(r.price_total_gpu_s, d.charged_gpu_s);
+    EXPECT_EQ(r.priced_jumps, 1u);
+    EXPECT_NE(d.reason.find("price 28800 GPU-s for 1 runnable jobs"), std::string::npos) << d.reason;
+  }
+}
+
+TEST(EngineJumpPrice, CappedPerJobAndPaidOncePerPreemptor) {
+  GamingScenario s("half_life=0,jump_price_cap=1h");
   const double before = s.h.usage(s.gamer);
-  const BaitDecision d = s.bait_event();
-  ASSERT_TRUE(d.bait) << d.reason;
-  // The other team waited since kT0-2h, the preemptor since now-60.
-  EXPECT_EQ(d.skipped, 2 * kHour - 60);
-  EXPECT_DOUBLE_EQ(d.charged_gpu_s, 0.5 * 8 * (2 * kHour - 60));
-  EXPECT_DOUBLE_EQ(s.h.usage(s.gamer), before + d.charged_gpu_s);
+  // One preemptor displacing two victims is one jump: priced once.
+  const JobRef preemptor = make_job(700, s.gamer, 10, 8, s.h.now() - 60);
+  const BaitDecision d1 = s.h.engine.record_preemption(preemptor, s.h.running[0], s.h.now());
+  const BaitDecision d2 = s.h.engine.record_preemption(preemptor, s.h.running[1], s.h.now());
+  EXPECT_DOUBLE_EQ(d1.charged_gpu_s, 8.0 * kHour);  // 2 h waited, counted 1 h
+  EXPECT_DOUBLE_EQ(d2.charged_gpu_s, 0);
+  EXPECT_DOUBLE_EQ(s.h.usage(s.gamer), before + 8.0 * kHour);
+}
+
+TEST(EngineJumpPrice, FreeWhenNobodyRunnableIsAhead) {
+  struct Case {
+    const char* name;
+    JobRef waiting;  // the other team's pending job
+  };
+  JobRef held = make_job(1, 1, 0, 8, kT0 - 2 * kHour);
+  held.runnable = false;
+  JobRef behind = make_job(1, 1, 0, 8, kT0 - 2 * kHour);
+  behind.priority = 0;
+  JobRef gpuless = make_job(1, 1, 0, 0, kT0 - 2 * kHour);
+  const Case cases[] = {{"held or waiting on a dependency", held}, {"GPU-less", gpuless}};
+  for (const auto& c : cases) {
+    GamingScenario s("half_life=0");
+    s.h.pending = {c.waiting};
+    s.h.cycle();
+    const double before = s.h.usage(s.gamer);
+    const BaitDecision d = s.bait_event();
+    EXPECT_DOUBLE_EQ(d.charged_gpu_s, 0) << c.name << ": " << d.reason;
+    EXPECT_FALSE(d.bait) << c.name;
+    EXPECT_DOUBLE_EQ(s.h.usage(s.gamer), before) << c.name;
+  }
+  // A job of another team at a lower priority than the preemptor is behind it.
+  GamingScenario s("half_life=0");
+  behind.team = s.other;
+  s.h.pending = {behind};
+  s.h.cycle();
+  JobRef preemptor = make_job(800, s.gamer, 10, 8, s.h.now() - 60);
+  preemptor.priority = 5;
+  EXPECT_DOUBLE_EQ(s.h.engine.record_preemption(preemptor, s.h.running.front(), s.h.now()).charged_gpu_s, 0);
 }
 
 TEST(EngineDetector, RarePreemptionOfALongRunningJobIsHonest) {
@@ -399,15 +449,23 @@ TEST(EngineDetector, NobodyWaitingIsNeverBait) {
   EXPECT_DOUBLE_EQ(s.h.penalty(s.gamer), 0);
 }
 
-TEST(EngineDetector, CrossTeamIsNotInTeam) {
+TEST(EngineDetector, CrossTeamIsARecordedReclaimNotAJump) {
   GamingScenario s;
   const JobRef victim = s.h.running.front();
   const BaitDecision d = s.h.engine.record_preemption(make_job(500, s.other, 10, 8, s.h.now()), victim, s.h.now());
   EXPECT_FALSE(d.in_team);
   EXPECT_FALSE(d.bait);
-  EXPECT_NE(d.reason.find("cross-team"), std::string::npos);
-  EXPECT_EQ(s.h.engine.team_report(s.other, s.h.now()).in_team_preemptions, 0u);
-  EXPECT_EQ(s.h.engine.team_report(s.gamer, s.h.now()).in_team_preemptions, 0u);
+  EXPECT_TRUE(d.reclaim);
+  EXPECT_DOUBLE_EQ(d.charged_gpu_s, 0);
+  EXPECT_NE(d.reason.find("reclaim"), std::string::npos) << d.reason;
+  const auto o = s.h.engine.team_report(s.other, s.h.now());
+  const auto g = s.h.engine.team_report(s.gamer, s.h.now());
+  EXPECT_EQ(o.in_team_preemptions, 0u);
+  EXPECT_EQ(g.in_team_preemptions, 0u);
+  EXPECT_EQ(o.reclaims_made, 1u);
+  EXPECT_EQ(g.reclaimed_from, 1u);
+  ASSERT_FALSE(g.recent.empty());
+  EXPECT_TRUE(g.recent.back().reclaim);
 }
 
 TEST(EngineDetector, JumpCountsStartedGpusAndEachPreemptorOnce) {
@@ -606,6 +664,11 @@ TEST(EngineState, RoundTripKeepsPenaltyMemoryAndDecisions) {
   EXPECT_DOUBLE_EQ(b.penalty, a.penalty);
   EXPECT_DOUBLE_EQ(b.usage_gpu_s, a.usage_gpu_s);
   EXPECT_EQ(b.bait_detections, a.bait_detections);
+  EXPECT_DOUBLE_EQ(b.price_total_gpu_s, a.price_total_gpu_s);
+  EXPECT_GT(b.price_total_gpu_s, 0);
+  EXPECT_EQ(b.priced_jumps, a.priced_jumps);
+  EXPECT_DOUBLE_EQ(b.held_gpus, a.held_gpus);  // rebuilt from the running table
+  EXPECT_GT(b.held_gpus, 0);
   ASSERT_EQ(b.recent.size(), a.recent.size());
   EXPECT_EQ(b.recent.back().reason, a.recent.back().reason);
   EXPECT_EQ(copy.save_state(), bytes);  // bit-identical second save
@@ -735,6 +798,142 @@ TEST(EngineState, RandomWellFramedPayloadsNeverCrash) {
   }
   EXPECT_GT(rejected, 0);
   EXPECT_EQ(loaded + rejected, 2000);
+}
+
+}  // namespace
+}  // namespace gpufair
+
+// ---- Reclaim ---------------------------------------------------------------------
+
+namespace gpufair {
+namespace {
+
+// A 32-GPU cluster, two teams with equal shares: the squatter holds all 32
+// GPUs (four 8-GPU low-rank jobs), the other team waits with an 8-GPU job.
+struct SquatScenario {
+  Host h;
+  TeamId squatter, waiter;
+  JobRef waiting;
+  explicit SquatScenario(std::string_view params) : h(params) {
+    squatter = h.engine.team_for_account("squatter");
+    waiter = h.engine.team_for_account("waiter");
+    h.engine.set_cluster_gpus(32);
+    h.engine.set_shares(squatter, 1);
+    h.engine.set_shares(waiter, 1);
+    for (int i = 0; i < 4; ++i) h.running.push_back(make_job(10 + i, squatter, 0, 8, kT0 - 600, kT0 - 600));
+    waiting = make_job(1, waiter, 0, 8, kT0 - kHour);
+    h.pending = {waiting};
+    h.cycle();
+  }
+  // The squatter's youngest job (the host's pick of a reclaim victim).
+  std::vector<JobRef>::iterator victim() {
+    for (auto it = h.running.end(); it != h.running.begin();)
+      if ((--it)->team == squatter) return it;
+    return h.running.end();
+  }
+  PreemptCheck ask(double taken = 0) { return h.engine.check_reclaim(waiting, *victim(), h.now(), taken); }
+};
+
+TEST(EngineReclaim, Rules) {
+  struct Case {
+    const char* name;
+    const char* params;
+    bool squatter_jumped;  // paid a jump price before the ask
+    double taken;          // GPUs of the squatter already chosen
+    bool allowed;
+    const char* reason;    // part of the refusal
+  };
+  const Case cases[] = {
+      {"reclaim=all: a team over its share gives back", "reclaim=all", false, 0, true, ""},
+      {"...down to its entitlement, not below", "reclaim=all", false, 16, false, "not over its entitlement"},
+      {"default (jumpers): an honest squatter keeps its GPUs", "", false, 0, false, "has not jumped"},
+      {"default (jumpers): a team that jumped the queue gives back", "", true, 0, true, ""},
+      {"reclaim=off", "reclaim=off", true, 0, false, "reclaim=off"},
+  };
+  for (const auto& c : cases) {
+    SquatScenario s(c.params);
+    if (c.squatter_jumped) {
+      const BaitDecision d = s.h.engine.record_preemption(make_job(99, s.squatter, 10, 8, s.h.now() - 60),
+                                                          s.h.running.front(), s.h.now());
+      ASSERT_GT(d.charged_gpu_s, 0) << c.name << ": " << d.reason;
+    }
+    const PreemptCheck r = s.ask(c.taken);
+    EXPECT_EQ(r.allowed, c.allowed) << c.name << ": " << r.reason;
+    EXPECT_EQ(r.reclaim, c.allowed) << c.name;
+    EXPECT_NE(r.reason.find(c.reason), std::string::npos) << c.name << ": " << r.reason;
+    // check_preemption applies the same rule to cross-team pairs.
+    const PreemptCheck p = s.h.engine.check_preemption(s.waiting, s.h.running.back(), s.h.now(), true);
+    EXPECT_EQ(p.allowed, c.taken > 0 ? true : c.allowed) << c.name << ": " << p.reason;
+  }
+}
+
+TEST(EngineReclaim, PossibleFlagFollowsTheRule) {
+  EXPECT_TRUE(SquatScenario("reclaim=all").h.engine.reclaim_possible());
+  EXPECT_FALSE(SquatScenario("reclaim=off").h.engine.reclaim_possible());
+  SquatScenario honest("");  // jumpers: nobody jumped yet
+  EXPECT_FALSE(honest.h.engine.reclaim_possible());
+  honest.h.engine.record_preemption(make_job(99, honest.squatter, 10, 8, honest.h.now() - 60),
+                                    honest.h.running.front(), honest.h.now());
+  honest.h.cycle();
+  EXPECT_TRUE(honest.h.engine.reclaim_possible());
+  SquatScenario nobody_waits("reclaim=all");
+  nobody_waits.h.pending.clear();
+  nobody_waits.h.cycle();
+  EXPECT_FALSE(nobody_waits.h.engine.reclaim_possible());
+}
+
+TEST(EngineReclaim, StopsAtEntitlementsSoNoPingPong) {
+  SquatScenario s("reclaim=all");
+  // Reclaim one job at a time, as the host would, until the rule refuses.
+  int reclaimed = 0;
+  while (s.ask().allowed && reclaimed < 10) {
+    const auto it = s.victim();
+    const JobRef victim = *it;
+    s.h.engine.record_preemption(s.waiting, victim, s.h.now());
+    s.h.running.erase(it);
+    s.h.engine.job_ended(victim.id, s.h.now());
+    JobRef started = s.waiting;
+    started.start = s.h.now();
+    s.h.running.push_back(started);
+    s.waiting.id += 100;
+    s.h.pending = {s.waiting};
+    s.h.clock.advance(60);
+    s.h.cycle();
+    ++reclaimed;
+  }
+  EXPECT_EQ(reclaimed, 2);  // 32/0 -> 24/8 -> 16/16, then both at their share
+  const auto sq = s.h.engine.team_report(s.squatter, s.h.now());
+  const auto wt = s.h.engine.team_report(s.waiter, s.h.now());
+  EXPECT_DOUBLE_EQ(sq.held_gpus, 16);
+  EXPECT_DOUBLE_EQ(wt.held_gpus, 16);
+  EXPECT_DOUBLE_EQ(sq.entitled_gpus, 16);
+  EXPECT_EQ(sq.reclaimed_from, 2u);
+  EXPECT_EQ(wt.reclaims_made, 2u);
+  // And the other way round: the squatter, now at its share, cannot take back.
+  JobRef back = make_job(500, s.squatter, 0, 8, s.h.now() - kHour);
+  EXPECT_EQ(s.h.running.back().team, s.waiter);
+  EXPECT_FALSE(s.h.engine.check_reclaim(back, s.h.running.back(), s.h.now(), 0).allowed);
+}
+
+TEST(EngineReclaim, AnIdleTeamLeavesItsShareToTheOthers) {
+  // A third team with shares but nothing to do does not count: the squatter
+  // and the waiter are each entitled to half the cluster, not a third.
+  SquatScenario s("reclaim=all");
+  const TeamId idle = s.h.engine.team_for_account("idle");
+  s.h.engine.set_shares(idle, 1);
+  s.h.cycle();
+  EXPECT_DOUBLE_EQ(s.h.engine.team_report(s.waiter, s.h.now()).entitled_gpus, 16);
+  EXPECT_NEAR(s.h.engine.team_report(idle, s.h.now()).entitled_gpus, 32.0 / 3, 1e-9);
+}
+
+TEST(EngineReclaim, HeldOrGpuLessReclaimersCannot) {
+  SquatScenario s("reclaim=all");
+  JobRef held = s.waiting;
+  held.runnable = false;
+  EXPECT_FALSE(s.h.engine.check_reclaim(held, s.h.running.back(), s.h.now(), 0).allowed);
+  JobRef cpu = s.waiting;
+  cpu.gpus = 0;
+  EXPECT_FALSE(s.h.engine.check_reclaim(cpu, s.h.running.back(), s.h.now(), 0).allowed);
 }
 
 }  // namespace

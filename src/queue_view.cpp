@@ -1,0 +1,58 @@
+#include "gpufair/queue_view.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace gpufair {
+
+namespace {
+// Ahead in the order slurmctld and the simulator start jobs: a higher
+// priority, or the same one and waiting longer.
+bool ahead(std::uint32_t pa, TimePoint sa, std::uint32_t pb, TimePoint sb) {
+  return pa != pb ? pa > pb : sa < sb;
+}
+}  // namespace
+
+void QueueView::add(const JobRef& job) {
+  if (job.team < 0 || !job.runnable || !(job.gpus > 0)) return;
+  const TimePoint since = job.eligible > 0 ? job.eligible : job.submit;
+  jobs_.push_back({job.priority, job.team, static_cast<float>(job.gpus), since});
+  frozen_ = false;
+}
+
+void QueueView::freeze() {
+  std::sort(jobs_.begin(), jobs_.end(), [](const Entry& a, const Entry& b) {
+    return ahead(a.priority, a.since, b.priority, b.since);
+  });
+  frozen_ = true;
+}
+
+bool QueueView::anyone_else_waiting(TeamId team) const {
+  return std::any_of(jobs_.begin(), jobs_.end(), [&](const Entry& e) { return e.team != team; });
+}
+
+JumpCost QueueView::cost_of_jump(const JobRef& jumper, TimePoint now, Seconds cap,
+                                 const std::vector<char>* entitled) const {
+  assert(frozen_);
+  JumpCost out;
+  if (!(jumper.gpus > 0)) return out;
+  const TimePoint jumper_since = jumper.eligible > 0 ? jumper.eligible : jumper.submit;
+  double left = jumper.gpus;
+  for (const Entry& e : jobs_) {
+    if (left <= 0 || !ahead(e.priority, e.since, jumper.priority, jumper_since)) break;
+    if (e.team == jumper.team) continue;
+    if (entitled && (static_cast<std::size_t>(e.team) >= entitled->size() ||
+                     !(*entitled)[static_cast<std::size_t>(e.team)]))
+      continue;
+    const double take = std::min<double>(e.gpus, left);
+    const Seconds wait = std::max<Seconds>(0, elapsed_between(e.since, now));
+    out.gpu_s += take * static_cast<double>(std::min(wait, cap));
+    out.oldest_wait = std::max(out.oldest_wait, static_cast<double>(wait));
+    ++out.jobs_ahead;
+    left -= take;
+  }
+  out.skipped = static_cast<Seconds>(out.gpu_s / jumper.gpus);
+  return out;
+}
+
+}  // namespace gpufair
