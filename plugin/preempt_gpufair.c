@@ -8,7 +8,10 @@
  *  itself in acct_policy_is_job_preempt_exempt()), then
  *    - by default a job may only preempt jobs of its own team
  *      (PriorityParameters=preempt_scope=any lifts this), and
- *    - gpufair_preempt_allowed() may refuse a preemption that would be bait.
+ *    - gpufair_preempt_allowed() may refuse a preemption that would be bait,
+ *    - and across teams, whatever the QOS lists say, the core's reclaim
+ *      rule may let a job of a team below its entitlement requeue a job of
+ *      no higher QOS priority of a team over its own (_reclaim_allowed).
  *  Without priority/gpufair (no shared engine) only the same-team rule is
  *  added, with the team at the top level below root.
  *
@@ -172,6 +175,35 @@ extern GF_EXPORT void fini(void)
 extern GF_EXPORT bool preempt_p_preemptable(job_record_t *preemptee,
 				  job_record_t *preemptor);
 
+/* The core's reclaim rule for a cross-team pair; remembers the preemptor
+ * for _record like any allowed pair. Caller holds no assoc lock. */
+static bool _reclaim_allowed(gpufair_engine_t *e, job_record_t *preemptee,
+			     job_record_t *preemptor)
+{
+	assoc_mgr_lock_t assoc_read = { .assoc = READ_LOCK };
+	gpufair_job_t or_j, ee_j;
+	int rc;
+
+	_refresh_conf(e);
+	if (any_team)
+		return false; /* preempt/qos decided already */
+	assoc_mgr_lock(&assoc_read);
+	_core_job(e, preemptor, &or_j);
+	_core_job(e, preemptee, &ee_j);
+	assoc_mgr_unlock(&assoc_read);
+	if (or_j.team < 0 || ee_j.team < 0 || or_j.team == ee_j.team)
+		return false;
+	rc = gpufair_preempt_allowed(e, &or_j, &ee_j, (int64_t)time(NULL),
+				     NULL, 0);
+	if (rc != GPUFAIR_PREEMPT_RECLAIM)
+		return false;
+	atomic_store_explicit(&last_preemptor[preemptee->job_id % GF_SLOTS],
+			      ((uint64_t)preemptee->job_id << 32) |
+				      preemptor->job_id,
+			      memory_order_relaxed);
+	return true;
+}
+
 /* Queue sort: may preemptor preempt preemptee (both pending)? */
 extern GF_EXPORT bool preempt_p_job_preempt_check(job_queue_rec_t *preemptor,
 					job_queue_rec_t *preemptee)
@@ -186,21 +218,33 @@ extern GF_EXPORT bool preempt_p_preemptable(job_record_t *preemptee,
 	slurmdb_qos_rec_t *qos_or = preemptor->qos_ptr;
 	gpufair_engine_t *e;
 	assoc_mgr_lock_t assoc_read = { .assoc = READ_LOCK };
-	bool same_team, ok = true;
+	bool same_team, ok = true, qos_ok;
 
 	/* 1. preempt/qos, unchanged: the cheapest test rejects most pairs. */
 	if (!qos_ee || !qos_or)
 		return false;
 	if (qos_or->id == qos_ee->id) {
-		if (!_within(qos_or) ||
-		    !(preemptor->priority > preemptee->priority))
-			return false;
-	} else if (!qos_or->preempt_bitstr ||
-		   !bit_test(qos_or->preempt_bitstr, qos_ee->id)) {
-		return false;
+		qos_ok = _within(qos_or) &&
+			 preemptor->priority > preemptee->priority;
+	} else {
+		qos_ok = qos_or->preempt_bitstr &&
+			 bit_test(qos_or->preempt_bitstr, qos_ee->id);
 	}
 
 	e = gpufair_global_get();
+	if (!qos_ok) {
+		/* 1b. Reclaim (design.md): a job of a team below its
+		 * entitlement may requeue a running job of no higher QOS
+		 * priority of a team over its own, whatever the Preempt=
+		 * lists say. One relaxed atomic load says whether any team
+		 * qualifies this cycle; usually none does. */
+		if (!e || !gpufair_reclaim_possible(e) ||
+		    !(IS_JOB_RUNNING(preemptee) ||
+		      IS_JOB_SUSPENDED(preemptee)) ||
+		    qos_ee->priority > qos_or->priority)
+			return false;
+		return _reclaim_allowed(e, preemptee, preemptor);
+	}
 	_refresh_conf(e);
 
 	/* 2. Same team? Same association is the same team for free. */
@@ -317,6 +361,16 @@ static void _record(job_record_t *victim, time_t key, const char *how)
 	if (rc == 1)
 		info("%s: bait detected: %pJ preempted %pJ: %s", plugin_type,
 		     preemptor, victim, reason);
+	/* Say why where users look (scontrol show job, sacct's
+	 * SystemComment): a reclaimed job was not preempted by its own team. */
+	if (rc >= 0 && !xstrncmp(reason, "reclaim", 7)) {
+		info("%s: %pJ reclaimed GPUs from %pJ: %s", plugin_type,
+		     preemptor, victim, reason);
+		xstrfmtcat(victim->system_comment,
+			   "%sgpufair: requeued by reclaim for JobId=%u (%s)",
+			   victim->system_comment ? "; " : "", preemptor->job_id,
+			   reason);
+	}
 }
 
 /*

@@ -718,6 +718,15 @@ static void _observe_job(size_t i, cycle_ctx_t *ctx)
 		wait_jobs[wait_len].rank = gf_job_rank(job);
 		wait_jobs[wait_len].gpus = in->gpus;
 		wait_jobs[wait_len].eligible_time = in->eligible_time;
+		/* A queue jump's price counts only jobs that could run now:
+		 * waiting for GPUs or for higher-priority jobs, or not yet
+		 * tried. Dependencies, limits, reservations and holds are
+		 * other reasons, and such jobs lose nothing to a jump. */
+		wait_jobs[wait_len].priority = job->priority;
+		wait_jobs[wait_len].held_back =
+			!(job->state_reason == WAIT_NO_REASON ||
+			  job->state_reason == WAIT_PRIORITY ||
+			  job->state_reason == WAIT_RESOURCES);
 		wait_len++;
 	}
 }

@@ -100,6 +100,8 @@ JobRef to_ref(const gpufair_job_t& j) {
   r.submit = j.submit_time;
   r.eligible = j.eligible_time;
   r.start = j.start_time;
+  r.priority = j.priority;
+  r.runnable = j.held_back == 0;
   return r;
 }
 
@@ -205,6 +207,8 @@ int64_t gpufair_calc_period(const gpufair_engine_t* e) {
   });
   return out;
 }
+
+int gpufair_reclaim_possible(const gpufair_engine_t* e) { return e && e->engine.reclaim_possible() ? 1 : 0; }
 
 int gpufair_preempt_any_team(const gpufair_engine_t* e) {
   if (!e) return 0;
@@ -362,7 +366,7 @@ int gpufair_preempt_allowed(const gpufair_engine_t* e, const gpufair_job_t* pree
     const bool want = reason && reasonlen > 0;
     const auto c = e->engine.check_preemption(to_ref(*preemptor), to_ref(*victim), now, want);
     if (want) put(reason, reasonlen, c.reason);
-    out = c.allowed ? 1 : 0;
+    out = !c.allowed ? 0 : c.reclaim ? GPUFAIR_PREEMPT_RECLAIM : 1;
     return GPUFAIR_OK;
   });
   return rc == GPUFAIR_OK ? out : -rc;
@@ -402,6 +406,12 @@ int gpufair_team_report(const gpufair_engine_t* e, int32_t team, int64_t now,
     out->penalty = r.penalty;
     out->bait_detections = r.bait_detections;
     out->in_team_preemptions = r.in_team_preemptions;
+    out->price_total_gpu_s = r.price_total_gpu_s;
+    out->priced_jumps = r.priced_jumps;
+    out->reclaims_made = r.reclaims_made;
+    out->reclaimed_from = r.reclaimed_from;
+    out->held_gpus = r.held_gpus;
+    out->entitled_gpus = r.entitled_gpus;
     return GPUFAIR_OK;
   });
 }

@@ -64,6 +64,11 @@ typedef struct {
 	int64_t submit_time;
 	int64_t eligible_time; /* 0 = submit_time */
 	int64_t start_time;    /* 0 = not started */
+	/* Pending jobs only (a queue jump's price is measured against them): */
+	uint32_t priority;     /* the job's current priority */
+	uint8_t held_back;     /* 1 = could not run now even with free GPUs (held,
+	                          a dependency, a limit, a reservation, a begin
+	                          time); 0 = runnable, the zero-initialised default */
 } gpufair_job_t;
 
 /* What a pending job's priority is computed from. */
@@ -97,6 +102,12 @@ typedef struct {
 	double penalty;
 	uint32_t bait_detections;
 	uint32_t in_team_preemptions;
+	double price_total_gpu_s; /* queue-jump prices paid since the last reset */
+	uint32_t priced_jumps;    /* in-team jumps that paid a price > 0 */
+	uint32_t reclaims_made;   /* preemptions this team made by reclaim */
+	uint32_t reclaimed_from;  /* ...that took GPUs from this team */
+	double held_gpus;         /* weighted GPUs running now */
+	double entitled_gpus;     /* its share of the cluster among active teams */
 } gpufair_team_report_t;
 
 /* Version of the core library, e.g. "0.1.0". */
@@ -126,6 +137,10 @@ void gpufair_engine_free(gpufair_engine_t *e);
 int64_t gpufair_calc_period(const gpufair_engine_t *e);
 /* 1 when preemption may cross teams (preempt_scope=any), else 0. */
 int gpufair_preempt_any_team(const gpufair_engine_t *e);
+/* 1 when, as of the last cycle, a reclaim across teams could be allowed
+ * (a team below its entitlement waits, a team over its own is reclaimable);
+ * lock free, for the preempt plugin's hot path. 0 otherwise or on NULL. */
+int gpufair_reclaim_possible(const gpufair_engine_t *e);
 
 /* Team of an account path below root ("teama/nlp"), rolled up to team_level.
  * Returns a dense id >= 0, or -1 on error (NULL/empty account). */
@@ -163,14 +178,17 @@ int gpufair_priorities(const gpufair_engine_t *e,
                        const gpufair_prio_input_t *in, size_t n, int64_t now,
                        uint32_t *out);
 
-/* Before a preemption: 1 = allowed, 0 = refused (reason says why), <0 error.
- * Pure: records nothing. */
+/* Before a preemption: 1 = allowed, 2 = allowed across teams by the reclaim
+ * rule, 0 = refused (reason says why), <0 error. Pure: records nothing. */
+#define GPUFAIR_PREEMPT_RECLAIM 2
 int gpufair_preempt_allowed(const gpufair_engine_t *e,
                             const gpufair_job_t *preemptor,
                             const gpufair_job_t *victim, int64_t now,
                             char *reason, size_t reasonlen);
-/* A preemption really happened: judge it, apply the penalty if it was bait.
- * Returns 1 = bait, 0 = honest, <0 error; reason says why. */
+/* A preemption really happened: an in-team jump pays its price and is
+ * judged (the penalty if it was bait); a cross-team one under
+ * preempt_scope=team is recorded as a reclaim. Returns 1 = bait, 0 = not,
+ * <0 error; reason says why (and the price). */
 int gpufair_record_preemption(gpufair_engine_t *e,
                               const gpufair_job_t *preemptor,
                               const gpufair_job_t *victim, int64_t when,
