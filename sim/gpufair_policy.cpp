@@ -1,10 +1,15 @@
+#include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 
 #include "policies.h"
 
 namespace gpufair::sim {
 
-GpufairPolicy::GpufairPolicy(const Config& config) : engine_(config), team_level_(config.team_level) {}
+GpufairPolicy::GpufairPolicy(const Config& config)
+    : engine_(config),
+      team_level_(config.team_level),
+      reclaims_(config.jump.reclaim != Reclaim::kOff && config.preempt_scope == PreemptScope::kTeam) {}
 
 void GpufairPolicy::add_account(std::int32_t account, const std::string& path, std::int32_t team,
                                 double shares) {
@@ -36,6 +41,10 @@ JobRef GpufairPolicy::ref(const SimJob& job) const {
   r.submit = job.submit + kEpoch;
   r.eligible = job.eligible + kEpoch;
   r.start = job.state == JobState::kRunning ? job.start + kEpoch : 0;
+  // The simulator queues a job only once it may run: every pending job is
+  // runnable, ranked by the priority of the last cycle.
+  r.priority = static_cast<std::uint32_t>(std::min<std::uint64_t>(job.priority, UINT32_MAX));
+  r.runnable = true;
   return r;
 }
 
@@ -74,7 +83,13 @@ PreemptVerdict GpufairPolicy::allow_preemption(const SimJob& preemptor, const Si
 RecordedPreemption GpufairPolicy::record_preemption(const SimJob& preemptor, const SimJob& victim,
                                                     TimePoint now) {
   const auto d = engine_.record_preemption(ref(preemptor), ref(victim), now + kEpoch);
-  return {d.bait, d.score, d.penalty_added, d.reason};
+  return {d.bait, d.reclaim, d.charged_gpu_s, d.score, d.penalty_added, d.reason};
+}
+
+PreemptVerdict GpufairPolicy::allow_reclaim(const SimJob& reclaimer, const SimJob& victim, TimePoint now,
+                                            double taken) const {
+  const auto c = engine_.check_reclaim(ref(reclaimer), ref(victim), now + kEpoch, taken);
+  return {c.allowed, false, c.reason};
 }
 
 PolicyTeamState GpufairPolicy::team_state(std::int32_t team, TimePoint now) const {

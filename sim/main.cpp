@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gpufair/config.h"
+#include "counterfactual.h"
 #include "helios_convert.h"
 #include "report.h"
 #include "scenario.h"
@@ -64,6 +65,11 @@ policy:
 output:
   --json FILE             the run as JSON (single policy)
   --out-dir DIR           DIR/<policy>.json for every policy run
+  --counterfactual        also run each policy with the gaming team honest (its jobs
+                          labelled bait dropped, same seed) and report gain (the
+                          gamer's real-work p50/p90 wait honest / gaming, > 1 means
+                          gaming paid) and harm (each other team's wait gaming /
+                          honest); text, DIR/counterfactual.json, FILE.counterfactual.json
   --svg DIR               DIR/<policy>.svg: GPU-hour share over time, wait CDFs
   --decisions FILE        one line per in-team preemption with the detector's verdict
   --quiet                 no table on stdout
@@ -192,7 +198,7 @@ int main(int argc, char** argv) {
 
   std::string trace, scenario_path, json, out_dir, svg, decisions_path, gaming, shares_arg;
   std::vector<std::string> policies, sets;
-  bool quiet = false, skip_bad = false, no_backfill = false;
+  bool quiet = false, skip_bad = false, no_backfill = false, counterfactual = false;
   std::optional<std::int32_t> gpus, per_node;
   std::optional<Seconds> horizon, measure_from, bf_interval;
   std::optional<PreemptMode> preempt_mode;
@@ -228,6 +234,7 @@ int main(int argc, char** argv) {
     else if (a == "--svg") svg = value();
     else if (a == "--decisions") decisions_path = value();
     else if (a == "--quiet") quiet = true;
+    else if (a == "--counterfactual") counterfactual = true;
     else if (a == "--skip-bad-rows") skip_bad = true;
     else usage_error("unknown option " + a);
   }
@@ -301,6 +308,28 @@ int main(int argc, char** argv) {
       if (!svg.empty()) write_svg(svg, r, title);
     }
     if (!quiet && runs.size() > 1) print_comparison(stdout, runs);
+    if (counterfactual) {
+      // The same workload, same seed, with the gaming team honest: its jobs
+      // labelled bait (placeholders) never submitted.
+      SimOptions honest_options = options;
+      honest_options.drop_bait = true;
+      honest_options.decisions = nullptr;
+      std::vector<Counterfactual> cfs;
+      for (size_t i = 0; i < policies.size(); ++i) {
+        const RunResult honest = simulate(workload, policies[i], *config, honest_options);
+        auto c = compare_counterfactual(runs[i], honest);
+        if (!c) {
+          std::fprintf(stderr, "gpufair-sim: --counterfactual needs a gaming team (scenario gaming_team, "
+                               "--gaming-team, or bait labels in the trace)\n");
+          return 2;
+        }
+        cfs.push_back(std::move(*c));
+        if (!out_dir.empty()) write_text_file(out_dir + "/" + policies[i] + "-honest.json", to_json(honest, title + " (honest)"));
+      }
+      if (!quiet) print_counterfactual(stdout, cfs);
+      if (!out_dir.empty()) write_text_file(out_dir + "/counterfactual.json", counterfactual_json(cfs, title));
+      if (!json.empty()) write_text_file(json + ".counterfactual.json", counterfactual_json(cfs, title));
+    }
     if (decisions && decisions != stdout) std::fclose(decisions);
   } catch (const SourceError& e) {
     std::fprintf(stderr, "gpufair-sim: %s\n", e.message.c_str());

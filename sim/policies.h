@@ -93,6 +93,9 @@ class GpufairPolicy final : public SchedPolicy {
                                   TimePoint now) const override;
   RecordedPreemption record_preemption(const SimJob& preemptor, const SimJob& victim,
                                        TimePoint now) override;
+  bool reclaims() const override { return reclaims_; }
+  PreemptVerdict allow_reclaim(const SimJob& reclaimer, const SimJob& victim, TimePoint now,
+                               double taken) const override;
   PolicyTeamState team_state(std::int32_t team, TimePoint now) const override;
 
   const Engine& engine() const { return engine_; }
@@ -108,6 +111,7 @@ class GpufairPolicy final : public SchedPolicy {
 
   Engine engine_;
   int team_level_;
+  bool reclaims_;
   mutable std::vector<PriorityInput> batch_in_;   // scratch for priorities()
   mutable std::vector<std::uint32_t> batch_out_;
   std::vector<TeamId> account_team_;  // simulator account -> engine team

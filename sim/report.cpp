@@ -11,11 +11,6 @@
 #include "text_util.h"
 
 namespace gpufair::sim {
-namespace {
-
-std::string wait_cell(const std::vector<Seconds>& w, double p) {
-  return w.empty() ? "-" : human_duration(percentile(w, p));
-}
 
 std::string json_string(const std::string& s) {
   std::string out = "\"";
@@ -33,6 +28,13 @@ std::string json_string(const std::string& s) {
   }
   return out + "\"";
 }
+
+namespace {
+
+std::string wait_cell(const std::vector<Seconds>& w, double p) {
+  return w.empty() ? "-" : human_duration(percentile(w, p));
+}
+
 
 std::string json_num(double v, int decimals = 6) {
   if (!std::isfinite(v)) return "null";
@@ -57,18 +59,20 @@ const char* kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
 
 void print_table(std::FILE* out, const RunResult& r, const std::string& title) {
   std::fprintf(out, "\n== %s — policy %s ==\n", title.c_str(), r.policy.c_str());
-  std::fprintf(out, "%-14s %7s %9s %6s %6s %8s %8s %8s %8s %8s %6s %6s %6s %5s %7s\n", "team", "jobs",
+  std::fprintf(out, "%-14s %7s %9s %6s %6s %8s %8s %8s %8s %8s %6s %6s %6s %5s %7s %7s %5s %5s\n", "team", "jobs",
                "GPU-h", "share", "got", "wait50", "wait90", "wait99", "high50", "high90", "pre+",
-               "pre-", "refus", "bait", "penalty");
+               "pre-", "refus", "bait", "penalty", "priceGh", "recl+", "recl-");
   for (const auto& t : r.teams) {
-    std::fprintf(out, "%-14s %7llu %9.1f %6.3f %6.3f %8s %8s %8s %8s %8s %6llu %6llu %6llu %5llu %7.3f\n",
+    std::fprintf(out, "%-14s %7llu %9.1f %6.3f %6.3f %8s %8s %8s %8s %8s %6llu %6llu %6llu %5llu %7.3f %7.1f %5llu %5llu\n",
                  t.name.c_str(), static_cast<unsigned long long>(t.jobs), t.gpu_hours, t.share,
                  t.gpu_hour_share, wait_cell(t.waits, 50).c_str(), wait_cell(t.waits, 90).c_str(),
                  wait_cell(t.waits, 99).c_str(), wait_cell(t.high_waits, 50).c_str(),
                  wait_cell(t.high_waits, 90).c_str(), static_cast<unsigned long long>(t.preemptions_caused),
                  static_cast<unsigned long long>(t.preemptions_suffered),
                  static_cast<unsigned long long>(t.preemptions_refused),
-                 static_cast<unsigned long long>(t.bait_detections), t.penalty);
+                 static_cast<unsigned long long>(t.bait_detections), t.penalty, t.price_gpu_s / 3600.0,
+                 static_cast<unsigned long long>(t.reclaims_made),
+                 static_cast<unsigned long long>(t.reclaimed_from));
   }
   std::fprintf(out, "GPU utilisation %.3f   Jain index (share-normalised GPU-hours) %.3f   jobs %llu   preemptions %llu\n",
                r.utilization, r.jain_index, static_cast<unsigned long long>(r.jobs),
@@ -148,6 +152,9 @@ std::string to_json(const RunResult& r, const std::string& scenario) {
          ", \"preemptions_suffered\": " + std::to_string(t.preemptions_suffered) +
          ", \"preemptions_refused\": " + std::to_string(t.preemptions_refused) +
          ", \"bait_detections\": " + std::to_string(t.bait_detections) + ", \"penalty\": " + json_num(t.penalty) +
+         ", \"priced_jumps\": " + std::to_string(t.priced_jumps) + ", \"price_gpu_hours\": " + json_num(t.price_gpu_s / 3600.0, 4) +
+         ", \"reclaims_made\": " + std::to_string(t.reclaims_made) +
+         ", \"reclaimed_from\": " + std::to_string(t.reclaimed_from) +
          ", \"fairshare\": " + json_num(t.fairshare) + "}" + (i + 1 < r.teams.size() ? "," : "") + "\n";
   }
   j += "  ],\n";

@@ -17,6 +17,9 @@ inline constexpr const char* kGamingAdvantageDefinition =
     "team's jobs (waits under 1 s count as 1 s; jobs still pending at the end count with their "
     "wait so far); < 1 means gaming pays off, >= 1 means it gains nothing";
 
+// A JSON string literal of s, quoted and escaped.
+std::string json_string(const std::string& s);
+
 void print_table(std::FILE* out, const RunResult& r, const std::string& title);
 void print_comparison(std::FILE* out, const std::vector<RunResult>& runs);
 

@@ -23,9 +23,13 @@ struct TeamResult {
   double gpu_hour_share = 0;    // of all teams' GPU-hours in the window
   std::vector<Seconds> waits;       // every job, sorted; unstarted jobs count to the end
   std::vector<Seconds> high_waits;  // qos=high only, sorted
+  std::vector<Seconds> real_waits;  // every job not labelled bait (the team's real work), sorted
   std::uint64_t preemptions_caused = 0, preemptions_suffered = 0;
   std::uint64_t preemptions_refused = 0;  // attempts the policy refused as bait
   std::uint64_t bait_detections = 0;
+  std::uint64_t priced_jumps = 0;     // in-team jumps that paid a price
+  double price_gpu_s = 0;             // the prices paid, GPU-seconds
+  std::uint64_t reclaims_made = 0, reclaimed_from = 0;  // cross-team reclaims
   double penalty = 0;
   double fairshare = 0;         // effective factor at the end (multifactor, gpufair)
   std::vector<double> usage_series;  // GPU-seconds per series bucket

@@ -25,6 +25,8 @@ struct PreemptVerdict {
 
 struct RecordedPreemption {
   bool bait = false;
+  bool reclaim = false;
+  double price_gpu_s = 0;  // the jump's price charged to the preemptor's team
   double score = 0;
   double penalty_added = 0;
   std::string reason;
@@ -71,6 +73,16 @@ class SchedPolicy {
                                           TimePoint now) const = 0;
   virtual RecordedPreemption record_preemption(const SimJob& preemptor, const SimJob& victim,
                                                TimePoint now) = 0;
+
+  // Reclaim across teams (design.md, "Reclaim"): whether the policy ever
+  // lets a pending job requeue another team's running job, and whether it
+  // may now take `victim`, given `taken` GPUs of the victim's team already
+  // chosen for the same reclaimer. fifo and multifactor never reclaim.
+  virtual bool reclaims() const { return false; }
+  virtual PreemptVerdict allow_reclaim(const SimJob& /*reclaimer*/, const SimJob& /*victim*/,
+                                       TimePoint /*now*/, double /*taken*/) const {
+    return {false, false, "this policy never reclaims"};
+  }
 
   virtual PolicyTeamState team_state(std::int32_t team, TimePoint now) const = 0;
 };

@@ -103,6 +103,12 @@ class Simulator {
   void main_pass(TimePoint now);
   void preemption_pass(TimePoint now);
   bool try_preempt(std::uint32_t slot, TimePoint now);
+  void reclaim_pass(TimePoint now);
+  bool try_reclaim(std::uint32_t slot, TimePoint now);
+  struct VictimSet;
+  VictimSet victim_set_for(const SimJob& j) const;
+  bool add_victim(VictimSet& vs, const SimJob& j, std::uint32_t vslot);  // true: enough
+  void displace(std::uint32_t slot, TimePoint now, VictimSet& vs);
   void backfill(TimePoint now);
 
   // Metrics.
@@ -138,6 +144,7 @@ class Simulator {
   bool have_spec_ = false;
   TimePoint last_submit_ = 0;
   bool changed_ = true;  // anything started/stopped/arrived since the last backfill
+  bool reclaim_due_ = false;  // a cycle passed since the last reclaim pass
   TimePoint next_backfill_ = 0;
   std::uint64_t cycles_ = 0;
   Seconds series_width_;
@@ -150,7 +157,11 @@ class Simulator {
 };
 
 bool Simulator::fetch_next_spec() {
-  have_spec_ = workload_.source->next(spec_);
+  // The honest counterfactual: the same workload without the jobs labelled
+  // bait (a scenario's placeholders, a trace's bait rows).
+  do {
+    have_spec_ = workload_.source->next(spec_);
+  } while (have_spec_ && options_.drop_bait && spec_.label == Label::kBait);
   if (have_spec_ && spec_.submit < last_submit_)
     throw SourceError{"jobs are not in submit order (" + std::to_string(spec_.submit) + " after " +
                       std::to_string(last_submit_) + ")"};
@@ -244,6 +255,7 @@ void Simulator::start(std::uint32_t slot, TimePoint now, const std::vector<NodeS
     const Seconds wait = now - j.submit;
     tr.result.waits.push_back(wait);
     if (j.rank > kRankLow) tr.result.high_waits.push_back(wait);
+    if (j.label != Label::kBait) tr.result.real_waits.push_back(wait);
     ++tr.result.started;
   }
   tr.running[static_cast<size_t>(j.rank)].insert({j.start, j.id, slot});
@@ -326,6 +338,7 @@ void Simulator::account_usage(const SimJob& j, TimePoint from, TimePoint to) {
 
 void Simulator::cycle(TimePoint now) {
   ++cycles_;
+  reclaim_due_ = policy_->reclaims();
   if (!policy_->priorities_change()) return;  // fifo: nothing to observe or re-sort
   policy_->begin_cycle(now);
   for (const auto& [end, slot] : running_by_end_) policy_->observe_running(job(slot), now);
@@ -356,6 +369,10 @@ void Simulator::cycle(TimePoint now) {
 void Simulator::schedule(TimePoint now) {
   main_pass(now);
   if (!preemptors_.empty()) preemption_pass(now);
+  if (reclaim_due_) {
+    reclaim_due_ = false;
+    reclaim_pass(now);
+  }
   if (options_.backfill && changed_ && now >= next_backfill_ && !pending_.empty()) {
     backfill(now);
     next_backfill_ = now + options_.backfill_interval;
@@ -379,6 +396,58 @@ void Simulator::preemption_pass(TimePoint now) {
   }
 }
 
+// The victims chosen so far for one preemptor, and whether they free room
+// for it: anywhere on a flat pool, on one node for a job that fits a node,
+// on enough whole nodes for a multi-node job.
+struct Simulator::VictimSet {
+  std::vector<std::uint32_t> chosen;
+  std::unordered_map<std::int32_t, std::int32_t> freed_on_node;
+  std::unordered_map<std::int32_t, double> taken_of_team;  // GPUs chosen per team
+  std::int64_t freed = 0;
+  std::vector<std::int32_t> target_nodes;
+  bool enough = false;
+  bool flat = true, multi_node = false;
+  std::int32_t per_node = 0;
+  size_t nodes_needed = 1, victim_nodes_needed = 1;
+};
+
+Simulator::VictimSet Simulator::victim_set_for(const SimJob& j) const {
+  VictimSet vs;
+  vs.flat = pool_.flat();
+  vs.per_node = pool_.gpus_per_node();
+  vs.multi_node = !vs.flat && j.gpus > vs.per_node;
+  vs.nodes_needed = vs.multi_node ? static_cast<size_t>(j.gpus / vs.per_node) : 1;
+  // Nodes that are empty already need no victim.
+  vs.victim_nodes_needed =
+      vs.multi_node ? vs.nodes_needed - std::min(vs.nodes_needed, static_cast<size_t>(pool_.empty_nodes())) : 1;
+  return vs;
+}
+
+bool Simulator::add_victim(VictimSet& vs, const SimJob& j, std::uint32_t vslot) {
+  const SimJob& v = job(vslot);
+  vs.chosen.push_back(vslot);
+  vs.taken_of_team[v.team] += v.gpus;
+  if (vs.flat) {
+    vs.freed += v.gpus;
+    vs.enough = pool_.free() + vs.freed >= j.gpus;
+    return vs.enough;
+  }
+  for (const auto& s : v.placement) {
+    const auto f = (vs.freed_on_node[s.node] += s.gpus);
+    const auto node_free = pool_.node_free(s.node) + f;
+    if (!vs.multi_node && node_free >= j.gpus) {
+      vs.target_nodes.assign(1, s.node);
+      vs.enough = true;
+    } else if (vs.multi_node && node_free == vs.per_node &&
+               std::find(vs.target_nodes.begin(), vs.target_nodes.end(), s.node) == vs.target_nodes.end()) {
+      vs.target_nodes.push_back(s.node);
+      vs.enough = vs.target_nodes.size() >= vs.victim_nodes_needed;
+    }
+    if (vs.enough) break;
+  }
+  return vs.enough;
+}
+
 bool Simulator::try_preempt(std::uint32_t slot, TimePoint now) {
   auto& j = job(slot);
   auto& tr = team(j.team);
@@ -394,19 +463,9 @@ bool Simulator::try_preempt(std::uint32_t slot, TimePoint now) {
   if (lower + pool_.free() < j.gpus) return false;
 
   // Collect victims, lowest rank first, youngest first, until the job fits.
-  std::vector<std::uint32_t> chosen;
-  std::unordered_map<std::int32_t, std::int32_t> freed_on_node;
-  std::int64_t freed = 0;
-  std::vector<std::int32_t> target_nodes;
-  const bool flat = pool_.flat();
-  const auto per_node = pool_.gpus_per_node();
-  const bool multi_node = !flat && j.gpus > per_node;
-  const size_t nodes_needed = multi_node ? static_cast<size_t>(j.gpus / per_node) : 1;
-  // Nodes that are empty already need no victim.
-  const size_t victim_nodes_needed =
-      multi_node ? nodes_needed - std::min(nodes_needed, static_cast<size_t>(pool_.empty_nodes())) : 1;
-  bool enough = false, refused_any = false;
-  for (int r = 0; r < j.rank && !enough; ++r) {
+  VictimSet vs = victim_set_for(j);
+  bool refused_any = false;
+  for (int r = 0; r < j.rank && !vs.enough; ++r) {
     for (const auto& rk : tr.running[static_cast<size_t>(r)]) {
       auto& v = job(rk.slot);
       const auto verdict = policy_->allow_preemption(j, v, now);
@@ -418,75 +477,113 @@ bool Simulator::try_preempt(std::uint32_t slot, TimePoint now) {
         refused_any = true;
         continue;
       }
-      chosen.push_back(rk.slot);
-      if (flat) {
-        freed += v.gpus;
-        enough = pool_.free() + freed >= j.gpus;
-      } else {
-        for (const auto& s : v.placement) {
-          const auto f = (freed_on_node[s.node] += s.gpus);
-          const auto node_free = pool_.node_free(s.node) + f;
-          if (!multi_node && node_free >= j.gpus) {
-            target_nodes.assign(1, s.node);
-            enough = true;
-          } else if (multi_node && node_free == per_node &&
-                     std::find(target_nodes.begin(), target_nodes.end(), s.node) == target_nodes.end()) {
-            target_nodes.push_back(s.node);
-            enough = target_nodes.size() >= victim_nodes_needed;
-          }
-          if (enough) break;
-        }
-      }
-      if (enough) break;
+      if (add_victim(vs, j, rk.slot)) break;
     }
   }
-  if (!enough) {
+  if (!vs.enough) {
     if (refused_any) j.preempt_try = stamp;
     return false;
   }
-  if (!flat) {
+  displace(slot, now, vs);
+  return true;
+}
+
+void Simulator::reclaim_pass(TimePoint now) {
+  // Slurm's scheduler tries preemption for pending jobs in priority order;
+  // here the first kReclaimTries blocked jobs, one per team, once a cycle.
+  constexpr int kReclaimTries = 16;
+  std::vector<char> tried(teams_.size(), 0);
+  int tries = 0;
+  for (auto it = pending_.begin(); it != pending_.end() && tries < kReclaimTries;) {
+    const auto slot = it->slot;
+    ++it;  // try_reclaim erases the current element only
+    const SimJob& j = job(slot);
+    if (j.gpus <= 0 || pool_.fits(j.gpus) || tried[static_cast<size_t>(j.team)]) continue;
+    tried[static_cast<size_t>(j.team)] = 1;
+    ++tries;
+    try_reclaim(slot, now);
+  }
+}
+
+bool Simulator::try_reclaim(std::uint32_t slot, TimePoint now) {
+  const SimJob& j = job(slot);
+  // Victims: other teams' jobs of a rank no higher than the reclaimer's,
+  // lowest rank first, youngest first, while the policy agrees (it stops a
+  // team at its entitlement).
+  VictimSet vs = victim_set_for(j);
+  for (std::int32_t t = 0; t < static_cast<std::int32_t>(teams_.size()) && !vs.enough; ++t) {
+    if (t == j.team) continue;
+    const TeamRun& vt = team(t);
+    bool team_done = false;
+    for (int r = 0; r <= j.rank && !vs.enough && !team_done; ++r) {
+      for (const auto& rk : vt.running[static_cast<size_t>(r)]) {
+        const double taken = vs.taken_of_team.count(t) ? vs.taken_of_team[t] : 0.0;
+        if (!policy_->allow_reclaim(j, job(rk.slot), now, taken).allowed) {
+          team_done = true;  // the team is at its entitlement, or not reclaimable
+          break;
+        }
+        if (add_victim(vs, j, rk.slot)) break;
+      }
+    }
+  }
+  if (!vs.enough) return false;
+  displace(slot, now, vs);
+  return true;
+}
+
+void Simulator::displace(std::uint32_t slot, TimePoint now, VictimSet& vs) {
+  auto& j = job(slot);
+  auto& tr = team(j.team);
+  if (!vs.flat) {
     // Only victims on the chosen nodes need to go.
-    std::sort(target_nodes.begin(), target_nodes.end());
-    std::erase_if(chosen, [&](std::uint32_t s) {
+    std::sort(vs.target_nodes.begin(), vs.target_nodes.end());
+    std::erase_if(vs.chosen, [&](std::uint32_t s) {
       for (const auto& p : job(s).placement)
-        if (std::binary_search(target_nodes.begin(), target_nodes.end(), p.node)) return false;
+        if (std::binary_search(vs.target_nodes.begin(), vs.target_nodes.end(), p.node)) return false;
       return true;
     });
     // Multi-node: nodes that were already empty count too.
-    if (multi_node) {
-      for (std::int32_t n = 0; n < pool_.node_count() && target_nodes.size() < nodes_needed; ++n)
-        if (pool_.node_free(n) == per_node && !std::binary_search(target_nodes.begin(), target_nodes.end(), n))
-          target_nodes.push_back(n);
-      std::sort(target_nodes.begin(), target_nodes.end());
+    if (vs.multi_node) {
+      for (std::int32_t n = 0; n < pool_.node_count() && vs.target_nodes.size() < vs.nodes_needed; ++n)
+        if (pool_.node_free(n) == vs.per_node &&
+            !std::binary_search(vs.target_nodes.begin(), vs.target_nodes.end(), n))
+          vs.target_nodes.push_back(n);
+      std::sort(vs.target_nodes.begin(), vs.target_nodes.end());
     }
   }
-  for (const auto vslot : chosen) {
+  for (const auto vslot : vs.chosen) {
     auto& v = job(vslot);
+    auto& vt = team(v.team);
     const auto rec = policy_->record_preemption(j, v, now);
     if (rec.bait) {
       v.judged_bait = true;
       ++tr.result.bait_detections;
     }
+    if (rec.reclaim) {
+      ++tr.result.reclaims_made;
+      ++vt.result.reclaimed_from;
+    }
+    tr.result.price_gpu_s += rec.price_gpu_s;
+    if (rec.price_gpu_s > 0) ++tr.result.priced_jumps;
     ++tr.result.preemptions_caused;
-    ++tr.result.preemptions_suffered;  // in-team: the victim is the same team
+    ++vt.result.preemptions_suffered;
     ++result_.preemptions;
     if (options_.decisions)
-      std::fprintf(options_.decisions, "t=%lld team=%s preemptor=%llu victim=%llu victim_ran=%llds label=%s bait=%d score=%.3f %s\n",
+      std::fprintf(options_.decisions, "t=%lld team=%s preemptor=%llu victim=%llu victim_team=%s victim_ran=%llds label=%s bait=%d score=%.3f %s\n",
                    static_cast<long long>(now), tr.result.name.c_str(),
                    static_cast<unsigned long long>(j.id), static_cast<unsigned long long>(v.id),
-                   static_cast<long long>(now - v.start),
+                   vt.result.name.c_str(), static_cast<long long>(now - v.start),
                    v.label == Label::kBait ? "bait" : v.label == Label::kHonest ? "honest" : "-",
                    rec.bait ? 1 : 0, rec.score, rec.reason.c_str());
     stop(vslot, now, false);
   }
-  if (flat) {
+  if (vs.flat) {
     start(slot, now, nullptr);
   } else {
-    if (!pool_.place_on(j.gpus, target_nodes, scratch_placement_))
+    if (!pool_.place_on(j.gpus, vs.target_nodes, scratch_placement_))
       throw std::logic_error("simulator: preemption freed the wrong nodes");
     start(slot, now, &scratch_placement_);
   }
-  return true;
 }
 
 void Simulator::backfill(TimePoint now) {
@@ -533,6 +630,7 @@ void Simulator::finish(TimePoint end) {
     auto& tr = team(j.team);
     tr.result.waits.push_back(end - j.submit);  // censored: still waiting at the end
     if (j.rank > kRankLow) tr.result.high_waits.push_back(end - j.submit);
+    if (j.label != Label::kBait) tr.result.real_waits.push_back(end - j.submit);
     ++tr.result.never_started;
   }
   for (const auto& k : pending_) tally_detector(jobs_[k.slot]);
@@ -542,6 +640,7 @@ void Simulator::finish(TimePoint end) {
   for (auto& tr : teams_) {
     std::sort(tr.result.waits.begin(), tr.result.waits.end());
     std::sort(tr.result.high_waits.begin(), tr.result.high_waits.end());
+    std::sort(tr.result.real_waits.begin(), tr.result.real_waits.end());
     total_hours += tr.result.gpu_hours;
     if (tr.result.jobs > 0) total_shares += tr.result.shares;
     const auto st = policy_->team_state(static_cast<std::int32_t>(&tr - teams_.data()), end);

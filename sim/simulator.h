@@ -40,6 +40,7 @@ struct SimOptions {
   TimePoint measure_from = 0;       // GPU-hours, shares and Jain count from here
   std::string gaming_team;          // overrides the workload's
   std::FILE* decisions = nullptr;   // one line per judged preemption, if set
+  bool drop_bait = false;           // skip jobs labelled bait: the honest counterfactual
 };
 
 // Runs `workload` (from its first job) under `policy` with `config`.

@@ -1,7 +1,8 @@
 // The simulator's purpose, asserted: on every shipped gaming scenario the
-// gaming team gains under FIFO and gains nothing under gpufair; honest teams
-// are not penalised; shares are tracked on a saturated cluster, the gaming
-// scenarios included (the penalised gamer does not fall far below its share).
+// gaming team gains under FIFO and gains nothing under gpufair, judged by the
+// counterfactual (the same workload with the gamer honest); honest teams are
+// not penalised; on a saturated cluster the honest teams get at least their
+// share and the gamer no more than its own (gaming may cost the gamer).
 #include <gtest/gtest.h>
 
 #include "sim_test_util.h"
@@ -22,21 +23,42 @@ TEST_P(GamingScenario, FifoRewardsGaming) {
   EXPECT_LT(*r.gaming_advantage, 0.5) << "high p50 " << r.gaming_high_wait_p50 << " s, others p50 "
                                        << r.others_wait_p50 << " s";
   EXPECT_GT(team(r, "teama").preemptions_caused, 10u);
+  // And by the counterfactual: the suite can fail.
+  const auto c = testing::run_counterfactual(GetParam(), "fifo");
+  EXPECT_FALSE(gaming_did_not_pay(c)) << "gain p50 " << c.gain_p50 << " p90 " << c.gain_p90;
+  EXPECT_GT(c.gain_p50, 1.0);
 }
 
-// Share-normalised GPU-hours on a saturated cluster: Jain >= 0.95.
-void expect_shares_tracked(const RunResult& r, const std::string& what) {
+// On a saturated cluster: the honest teams get at least their share (less
+// 0.1), the gamer at most its own (plus 0.05): gaming may cost the gamer,
+// never the others' share.
+void expect_shares_kept(const RunResult& r, const std::string& what) {
   ASSERT_GT(r.utilization, 0.9) << what << ": the cluster must be saturated for shares to mean anything";
-  EXPECT_GE(r.jain_index, 0.95) << what;
-  for (const auto& t : r.teams)
-    EXPECT_NEAR(t.gpu_hour_share, t.share, 0.1) << what << " " << t.name;
+  for (const auto& t : r.teams) {
+    if (t.name == r.gaming_team) {
+      EXPECT_LE(t.gpu_hour_share, t.share + 0.05) << what << " " << t.name;
+    } else {
+      EXPECT_GE(t.gpu_hour_share, t.share - 0.1) << what << " " << t.name;
+    }
+  }
 }
 
-TEST_P(GamingScenario, GpufairRemovesTheAdvantage) {
+// Gain <= 1 by the counterfactual (counterfactual.h: the gamer's real work
+// waits at least 0.95x as long as when honest, or within 60 s). The harm to
+// the others is printed: not yet bounded (docs/design.md, "What is not yet
+// guaranteed").
+void expect_gaming_does_not_pay(const std::string& name, std::uint64_t seed) {
+  const auto c = testing::run_counterfactual(name, "gpufair", seed);
+  EXPECT_TRUE(gaming_did_not_pay(c)) << name << " seed " << seed << ": gain p50 " << c.gain_p50 << " p90 "
+                                     << c.gain_p90;
+  std::printf("[ figure   ] %s seed %llu gpufair: gain p50 %.3f p90 %.3f, worst harm p50 %.2f p90 %.2f\n",
+              name.c_str(), static_cast<unsigned long long>(seed), c.gain_p50, c.gain_p90, c.worst_harm_p50,
+              c.worst_harm_p90);
+}
+
+TEST_P(GamingScenario, GpufairGamingDoesNotPay) {
   const auto r = run_scenario(GetParam(), "gpufair");
   ASSERT_TRUE(r.gaming_advantage.has_value());
-  EXPECT_GE(*r.gaming_advantage, 1.0) << "high p50 " << r.gaming_high_wait_p50 << " s, others p50 "
-                                       << r.others_wait_p50 << " s";
   const auto& a = team(r, "teama");
   EXPECT_GT(a.bait_detections, 0u);
   EXPECT_GT(a.penalty, 0.05);
@@ -47,15 +69,15 @@ TEST_P(GamingScenario, GpufairRemovesTheAdvantage) {
   }
   ASSERT_TRUE(r.detector.has_value());
   EXPECT_EQ(r.detector->false_positive, 0u);
-  expect_shares_tracked(r, GetParam());
+  expect_shares_kept(r, GetParam());
+  expect_gaming_does_not_pay(GetParam(), 0);
 }
 
 TEST_P(GamingScenario, GpufairHoldsWithOtherSeeds) {
   for (std::uint64_t seed : {11u, 22u, 101u, 202u}) {
     const auto r = run_scenario(GetParam(), "gpufair", seed);
-    ASSERT_TRUE(r.gaming_advantage.has_value());
-    EXPECT_GE(*r.gaming_advantage, 1.0) << "seed " << seed;
-    expect_shares_tracked(r, std::string(GetParam()) + " seed " + std::to_string(seed));
+    expect_shares_kept(r, std::string(GetParam()) + " seed " + std::to_string(seed));
+    expect_gaming_does_not_pay(GetParam(), seed);
   }
 }
 
@@ -85,9 +107,9 @@ RunResult run_fast(const std::string& name, std::uint64_t seed = 0) {
 
 TEST_P(GamingScenario, FastDetectionProfileAlsoClosesIt) {
   const auto r = run_fast(GetParam());
-  ASSERT_TRUE(r.gaming_advantage.has_value());
-  EXPECT_GE(*r.gaming_advantage, 1.0);
   EXPECT_GT(team(r, "teama").bait_detections, 0u);
+  const auto c = testing::run_counterfactual(GetParam(), "gpufair", 0, kFastDetection);
+  EXPECT_TRUE(gaming_did_not_pay(c)) << "gain p50 " << c.gain_p50 << " p90 " << c.gain_p90;
 }
 
 TEST(HonestBaseline, RareHonestPreemptionIsNotPenalised) {
@@ -102,6 +124,29 @@ TEST(HonestBaseline, RareHonestPreemptionIsNotPenalised) {
     EXPECT_LE(percentile(b.high_waits, 50), 60.0) << "seed " << seed;
     for (const auto* t : {"teama", "teamc"}) EXPECT_EQ(team(r, t).bait_detections, 0u) << t;
   }
+}
+
+// Jump prices and penalties together, as a fraction of the team's own
+// delivered GPU-hours.
+double charged_fraction(const TeamResult& t) {
+  return t.gpu_hours > 0 ? t.price_gpu_s / 3600.0 / t.gpu_hours : 0;
+}
+
+TEST(HonestBaseline, HonestJumpsPayAtMostTwoPercent) {
+  for (std::uint64_t seed : {0u, 11u, 22u, 101u, 202u}) {
+    const auto r = run_scenario("honest", "gpufair", seed);
+    for (const auto& t : r.teams) {
+      EXPECT_LE(charged_fraction(t), 0.02) << "seed " << seed << " " << t.name << ": " << t.price_gpu_s / 3600
+                                           << " GPU-h of prices";
+      EXPECT_EQ(t.preemptions_refused, 0u) << "seed " << seed << " " << t.name;
+    }
+  }
+  // The busy honest team is the documented exception (design.md): printed.
+  const auto busy = run_scenario("honest-busy", "gpufair");
+  for (const auto& t : busy.teams)
+    std::printf("[ figure   ] honest-busy %s: prices %.1f GPU-h = %.1f%% of its %.0f GPU-h, %llu refused\n",
+                t.name.c_str(), t.price_gpu_s / 3600, 100 * charged_fraction(t), t.gpu_hours,
+                static_cast<unsigned long long>(t.preemptions_refused));
 }
 
 TEST(HonestBaseline, NoGamingMeansNoAdvantageToTakeAway) {

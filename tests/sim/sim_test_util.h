@@ -8,6 +8,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "counterfactual.h"
 #include "gpufair/config.h"
 #include "run_result.h"
 #include "scenario.h"
@@ -50,6 +51,24 @@ inline Config config_from(const std::vector<std::pair<std::string, std::string>>
 inline RunResult run_scenario(const std::string& name, const std::string& policy, std::uint64_t seed = 0) {
   auto sc = load_scenario(scenario_path(name), seed);
   return simulate(sc.workload, policy, config_from(sc.policy_params), sc.options);
+}
+
+// The scenario as given and with its gaming team honest (bait-labelled jobs
+// dropped), same seed and policy: gpufair-sim --counterfactual.
+inline Counterfactual run_counterfactual(const std::string& name, const std::string& policy,
+                                         std::uint64_t seed = 0,
+                                         const std::vector<std::pair<std::string, std::string>>& extra = {}) {
+  auto sc = load_scenario(scenario_path(name), seed);
+  auto params = sc.policy_params;
+  for (const auto& kv : extra) params.push_back(kv);
+  const Config config = config_from(params);
+  const RunResult gaming = simulate(sc.workload, policy, config, sc.options);
+  SimOptions honest_options = sc.options;
+  honest_options.drop_bait = true;
+  const RunResult honest = simulate(sc.workload, policy, config, honest_options);
+  auto c = compare_counterfactual(gaming, honest);
+  if (!c) throw std::runtime_error(name + ": no gaming team");
+  return *c;
 }
 
 inline RunResult run_trace(const std::string& csv, const std::string& policy, SimOptions options,
