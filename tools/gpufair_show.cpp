@@ -230,14 +230,19 @@ int main(int argc, char** argv) {
         << ",\"usage_norm\":" << num(r.usage_norm) << ",\"fairshare\":" << num(r.fairshare)
         << ",\"effective_fairshare\":" << num(r.effective_fairshare)
         << ",\"penalty\":" << num(r.penalty) << ",\"bait_detections\":" << r.bait_detections
-        << ",\"in_team_preemptions\":" << r.in_team_preemptions << ",\"decisions\":[";
+        << ",\"in_team_preemptions\":" << r.in_team_preemptions
+        << ",\"jump_price_gpu_hours\":" << num(r.price_total_gpu_s / 3600.0)
+        << ",\"priced_jumps\":" << r.priced_jumps << ",\"reclaims_made\":" << r.reclaims_made
+        << ",\"reclaimed_from\":" << r.reclaimed_from << ",\"held_gpus\":" << num(r.held_gpus)
+        << ",\"entitled_gpus\":" << num(r.entitled_gpus) << ",\"decisions\":[";
       std::size_t first = r.recent.size() > static_cast<std::size_t>(o.decisions)
                               ? r.recent.size() - o.decisions : 0;
       for (std::size_t d = first; d < r.recent.size(); d++) {
         const auto& b = r.recent[d];
         j << (d > first ? "," : "") << "{\"when\":" << b.when << ",\"preemptor\":" << b.preemptor
           << ",\"victim\":" << b.victim << ",\"in_team\":" << (b.in_team ? "true" : "false")
-          << ",\"bait\":" << (b.bait ? "true" : "false") << ",\"score\":" << num(b.score)
+          << ",\"bait\":" << (b.bait ? "true" : "false") << ",\"reclaim\":" << (b.reclaim ? "true" : "false")
+          << ",\"score\":" << num(b.score)
           << ",\"skipped_s\":" << b.skipped << ",\"charged_gpu_s\":" << num(b.charged_gpu_s)
           << ",\"penalty_added\":" << num(b.penalty_added) << ",\"reason\":\""
           << json_escape(b.reason) << "\"}";
@@ -251,12 +256,14 @@ int main(int argc, char** argv) {
 
   std::printf("gpufair state %s at %s (%zu teams)\n", o.state.c_str(), when(now).c_str(),
               teams.size());
-  std::printf("%-20s %12s %8s %9s %9s %9s %8s %6s %9s\n", "TEAM", "GPU-HOURS", "SHARES",
-              "NORMUSE", "FAIRSHARE", "EFFECTIVE", "PENALTY", "BAIT", "PREEMPTS");
+  std::printf("%-20s %12s %8s %9s %9s %9s %8s %6s %9s %11s %8s %8s\n", "TEAM", "GPU-HOURS", "SHARES",
+              "NORMUSE", "FAIRSHARE", "EFFECTIVE", "PENALTY", "BAIT", "PREEMPTS", "JUMP-PRICE", "RECLAIM+",
+              "RECLAIM-");
   for (const auto& r : teams)
-    std::printf("%-20s %12.3f %8.3f %9.4f %9.4f %9.4f %8.3f %6u %9u\n", r.name.c_str(),
+    std::printf("%-20s %12.3f %8.3f %9.4f %9.4f %9.4f %8.3f %6u %9u %9.3f h %8u %8u\n", r.name.c_str(),
                 r.usage_gpu_s / 3600.0, r.shares, r.usage_norm, r.fairshare,
-                r.effective_fairshare, r.penalty, r.bait_detections, r.in_team_preemptions);
+                r.effective_fairshare, r.penalty, r.bait_detections, r.in_team_preemptions,
+                r.price_total_gpu_s / 3600.0, r.reclaims_made, r.reclaimed_from);
   bool any = false;
   for (const auto& r : teams) {
     std::size_t first = r.recent.size() > static_cast<std::size_t>(o.decisions)
@@ -265,10 +272,11 @@ int main(int argc, char** argv) {
       const auto& b = r.recent[d];
       if (!any) std::printf("\nLast decisions (newest last, up to %d per team):\n", o.decisions);
       any = true;
-      std::printf("  %s %-12s job %llu preempted job %llu: %s score=%.3f skipped=%llds penalty+%.3f charged=%.0f GPU-s\n      %s\n",
+      std::printf("  %s %-12s job %llu preempted job %llu: %s score=%.3f skipped=%llds penalty+%.3f price=%.0f GPU-s\n      %s\n",
                   when(b.when).c_str(), r.name.c_str(),
                   static_cast<unsigned long long>(b.preemptor),
-                  static_cast<unsigned long long>(b.victim), b.bait ? "BAIT" : "honest", b.score,
+                  static_cast<unsigned long long>(b.victim),
+                  b.reclaim ? "RECLAIM" : b.bait ? "BAIT" : "honest", b.score,
                   static_cast<long long>(b.skipped), b.penalty_added, b.charged_gpu_s,
                   b.reason.c_str());
     }
