@@ -125,9 +125,9 @@ GpuChoice read_gpus(const ScenarioReader& r, const YamlNode& n) {
     c.cumulative.push_back(total);
   };
   if (n.is_scalar()) {
-    add(n, r.number(n, "gpus", 1, 1e6), 1);
+    add(n, r.number(n, "gpus", 0, 1e6), 1);  // 0: a GPU-less job
   } else if (n.is_seq()) {
-    for (const auto& i : n.items) add(i, r.number(i, "gpus", 1, 1e6), 1);
+    for (const auto& i : n.items) add(i, r.number(i, "gpus", 0, 1e6), 1);
   } else if (n.is_map()) {
     for (const auto& [k, v] : n.fields) {
       double g = 0;

@@ -121,7 +121,7 @@ TEST(ScenarioErrors, EachProblemNamesItsLine) {
       {std::string(kGood).replace(0, 12, "duration: -5"), ":1: duration"},
       {std::string(kGood).replace(std::string(kGood).find("gpus: 8"), 7, "gpus: 0"), ":2: gpus '0'"},
       {std::string(kGood).replace(std::string(kGood).find("poisson"), 7, "burst"), ":6: workload type 'burst'"},
-      {std::string(kGood).replace(std::string(kGood).find("gpus: 1,"), 8, "gpus: 0,"), ":6: gpus '0'"},
+      {std::string(kGood).replace(std::string(kGood).find("gpus: 1,"), 8, "gpus: -1,"), ":6: gpus '-1'"},
       {std::string(kGood).replace(std::string(kGood).find("per_hour: 1,"), 12, "per_hour: x,"), ":6: per_hour 'x'"},
       {std::string(kGood).replace(std::string(kGood).find("runtime: 1h"), 11, "runtime: {dist: gamma}"),
        ":6: runtime dist 'gamma'"},
