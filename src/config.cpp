@@ -221,7 +221,7 @@ const std::vector<KeyDef>& key_table() {
     t.push_back(number_key("bait_w_repeat", 0, 100, "score weight of routine in-team preemption",
                            [](Config& c) -> double& { return c.bait.w_repeat; }));
     t.push_back(number_key("bait_w_supply", 0, 100,
-                           "score weight of the share of low-rank starts that were preempted",
+                           "score weight of the share of low-rank GPU-seconds that were displaced in-team",
                            [](Config& c) -> double& { return c.bait.w_supply; }));
     t.push_back(number_key("bait_w_skip", 0, 100, "score weight of skipped queue time",
                            [](Config& c) -> double& { return c.bait.w_skip; }));

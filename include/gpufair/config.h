@@ -67,7 +67,7 @@ struct BaitConfig {
   // started by preempting their own team. Volume-relative, so it separates a
   // gamer (much of its work jumps) from a big honest team that preempts often.
   double w_jump = 0.2;
-  BaitBlock block = BaitBlock::kPenalized;  // bait_block
+  BaitBlock block = BaitBlock::kNever;  // bait_block
   // bait_block_penalty: low, so one confirmed bait already stops the queue
   // jump itself. Blocking, not a deep priority cut, is what removes the
   // advantage; a large penalty would only push the gamer far below its share.

@@ -46,7 +46,7 @@ RUN=$GPUFAIR_RUN_DIR
 OUT=${GPUFAIR_FAULTS_OUT:-$RUN-output}
 CLUSTER=$ROOT/scripts/cluster
 STATE=$RUN/var/state/gpufair.state
-PARAMS="bait_profile=fast,half_life=5m,calc_period=2s,max_age=60s,bait_young=12s,bait_window=144s,bait_skip_norm=6s,penalty_half_life=144s"
+PARAMS="bait_profile=fast,bait_block=penalized,half_life=5m,calc_period=2s,max_age=60s,bait_young=12s,bait_window=144s,bait_skip_norm=6s,penalty_half_life=144s"
 PY=/usr/bin/python3
 rm -rf "$OUT"; mkdir -p "$OUT"
 

@@ -133,7 +133,7 @@ TEST(CApi, NullAndBadArguments) {
 }
 
 TEST(CApi, CyclePriorityPreemptionAndReport) {
-  EngineHandle h("half_life=0");
+  EngineHandle h("half_life=0,bait_block=penalized");
   ASSERT_NE(h.e, nullptr);
   const int32_t gamer = gpufair_team_id(h.e, "gamer");
   const int32_t other = gpufair_team_id(h.e, "other");
@@ -172,6 +172,9 @@ TEST(CApi, CyclePriorityPreemptionAndReport) {
   EXPECT_EQ(r.bait_detections, 1u);
   EXPECT_EQ(r.in_team_preemptions, 1u);
   EXPECT_LT(r.effective_fairshare, r.fairshare);
+  EXPECT_GT(r.price_total_gpu_s, 0);  // the jump's price
+  EXPECT_EQ(r.priced_jumps, 1u);
+  EXPECT_EQ(r.reclaims_made + r.reclaimed_from, 0u);
   // Now penalised: the same kind of preemption is refused before it happens.
   const gpufair_job_t holder2 = job(5, gamer, 0, 8, t0 - 900, t0 - 300);
   EXPECT_EQ(gpufair_preempt_allowed(h.e, &urgent, &holder2, t0, reason, sizeof reason), 0);
@@ -203,7 +206,7 @@ TEST(CApi, BatchCallsMatchOneByOne) {
     }
     ASSERT_EQ(gpufair_cycle_end(e, t0), GPUFAIR_OK);
   }
-  // The skipped queue time comes from the oldest waiting job of another team.
+  // The jump's price comes from the runnable jobs of other teams ahead of it.
   const gpufair_job_t holder = job(2, 0, 0, 8, t0 - 900, t0 - 600);
   const gpufair_job_t urgent = job(4, 0, 10, 8, t0 - 60);
   char r1[1024], r2[1024];

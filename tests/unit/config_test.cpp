@@ -25,7 +25,7 @@ TEST(Config, EmptyGivesDocumentedDefaults) {
   EXPECT_EQ(c->decay_half_life, d.decay_half_life);
   EXPECT_EQ(c->calc_period, 300);
   EXPECT_EQ(c->team_level, 1);
-  EXPECT_EQ(c->bait.block, BaitBlock::kPenalized);
+  EXPECT_EQ(c->bait.block, BaitBlock::kNever);
   EXPECT_EQ(c->preempt_scope, PreemptScope::kTeam);
   EXPECT_DOUBLE_EQ(c->bait.threshold, d.bait.threshold);
 }
