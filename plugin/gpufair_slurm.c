@@ -9,6 +9,8 @@
 #include <stdio.h>
 
 #include "src/common/assoc_mgr.h"
+#include "src/common/bitstring.h"
+#include "src/common/list.h"
 #include "src/common/xstring.h"
 
 #include "gpufair_slurm.h"
@@ -143,11 +145,93 @@ extern double gf_job_gpus(const gf_gpu_map_t *map, const job_record_t *job)
 
 extern int32_t gf_job_rank(const job_record_t *job)
 {
+	int32_t prio;
+
 	if (!job || !job->qos_ptr)
 		return 0;
-	if (job->qos_ptr->priority > INT32_MAX)
-		return INT32_MAX;
-	return (int32_t)job->qos_ptr->priority;
+	prio = job->qos_ptr->priority > INT32_MAX ?
+		       INT32_MAX : (int32_t)job->qos_ptr->priority;
+	/* The rank gf_qos_ranks_refresh published (Preempt= relation first),
+	 * or the QOS Priority before the first cycle. */
+	return gpufair_qos_rank_lookup(job->qos_ptr->id, prio);
+}
+
+typedef struct {
+	size_t n, cap;
+	uint32_t *ids, *prio;
+	size_t n_pairs, pair_cap;
+	uint32_t *pairs; /* [i0, j0, i1, j1, ...], by index into ids */
+	bool any_prio;
+} qos_scan_t;
+
+static int _qos_collect(void *x, void *arg)
+{
+	slurmdb_qos_rec_t *q = x;
+	qos_scan_t *s = arg;
+
+	if (s->n < s->cap) {
+		s->ids[s->n] = q->id;
+		s->prio[s->n] = q->priority;
+		s->any_prio |= q->priority != 0;
+		s->n++;
+	}
+	return 0;
+}
+
+/* QOS i may preempt QOS j when j's id is set in i's preempt_bitstr. */
+static int _qos_pairs(void *x, void *arg)
+{
+	slurmdb_qos_rec_t *q = x;
+	qos_scan_t *s = arg;
+	size_t i;
+
+	for (i = 0; i < s->n && s->ids[i] != q->id; i++)
+		;
+	if (i == s->n || !q->preempt_bitstr)
+		return 0;
+	for (size_t j = 0; j < s->n; j++) {
+		if (s->ids[j] >= (uint32_t)bit_size(q->preempt_bitstr) ||
+		    !bit_test(q->preempt_bitstr, s->ids[j]))
+			continue;
+		if (s->n_pairs == s->pair_cap) {
+			s->pair_cap *= 2;
+			xrecalloc(s->pairs, 2 * s->pair_cap, sizeof(*s->pairs));
+		}
+		s->pairs[2 * s->n_pairs] = (uint32_t)i;
+		s->pairs[2 * s->n_pairs + 1] = (uint32_t)j;
+		s->n_pairs++;
+	}
+	return 0;
+}
+
+extern void gf_qos_ranks_refresh(void)
+{
+	static bool warned_flat;
+	qos_scan_t s = { 0 };
+	int32_t *ranks;
+
+	if (!assoc_mgr_qos_list || !(s.cap = list_count(assoc_mgr_qos_list)))
+		return;
+	s.ids = xcalloc(s.cap, sizeof(*s.ids));
+	s.prio = xcalloc(s.cap, sizeof(*s.prio));
+	s.pair_cap = s.cap * 4;
+	s.pairs = xcalloc(2 * s.pair_cap, sizeof(*s.pairs));
+	ranks = xcalloc(s.cap, sizeof(*ranks));
+	list_for_each(assoc_mgr_qos_list, _qos_collect, &s);
+	list_for_each(assoc_mgr_qos_list, _qos_pairs, &s);
+	if (gpufair_qos_ranks(s.n, s.prio, s.pairs, s.n_pairs, ranks) ==
+	    GPUFAIR_OK)
+		gpufair_qos_ranks_publish(s.ids, ranks, s.n);
+	/* A flat rank is worth saying once: jumps still pay their price, but
+	 * the bait detector never sees a rank gap. */
+	if (!s.any_prio && !s.n_pairs && !warned_flat) {
+		warned_flat = true;
+		info("gpufair: every QOS has Priority=0 and no QOS may preempt another: in-team ranks are all equal, so the bait detector never fires (jump prices still apply)");
+	}
+	xfree(s.ids);
+	xfree(s.prio);
+	xfree(s.pairs);
+	xfree(ranks);
 }
 
 extern int64_t gf_job_eligible(const job_record_t *job, bool accrue_always)

@@ -73,7 +73,11 @@ extern void gf_gpu_map_build(gf_gpu_map_t *map, const char *describe);
 extern double gf_job_gpus(const gf_gpu_map_t *map, const job_record_t *job);
 
 /* In-team rank: the job's QOS priority (0 without a QOS). */
+/* In-team rank of a job: its QOS's rank from gf_qos_ranks_refresh (a QOS
+ * that may preempt another ranks above it; Priority orders the rest). */
 extern int32_t gf_job_rank(const job_record_t *job);
+/* Recompute and publish every QOS's rank. Caller holds assoc_mgr QOS READ. */
+extern void gf_qos_ranks_refresh(void);
 
 /* Eligible time: when age starts to accrue (begin time, else submit). */
 extern int64_t gf_job_eligible(const job_record_t *job, bool accrue_always);

@@ -1095,6 +1095,7 @@ static void _cycle(time_t now)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	_refresh_gpus_locked();
 	_refresh_teams_locked();
+	gf_qos_ranks_refresh();
 	_observe_all(&ctx);
 	gpufair_cycle_end(g.engine, (int64_t)now);
 	_collect_reports(now);

@@ -3,6 +3,7 @@
 // libgpufair.so (default visibility here + the version script).
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -10,6 +11,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #pragma GCC visibility push(default)
 #include "gpufair/c_api.h"
@@ -17,6 +19,7 @@
 
 #include "gpufair/config.h"
 #include "gpufair/engine.h"
+#include "gpufair/qos_rank.h"
 #include "gpufair/state_file.h"
 
 struct gpufair_engine {
@@ -206,6 +209,44 @@ int64_t gpufair_calc_period(const gpufair_engine_t* e) {
     return GPUFAIR_OK;
   });
   return out;
+}
+
+int gpufair_qos_ranks(size_t n, const uint32_t* priority, const uint32_t* preempts, size_t n_pairs,
+                      int32_t* rank_out) {
+  if (n > 0 && (!priority || !rank_out)) return GPUFAIR_ERR_ARG;
+  if (n_pairs > 0 && !preempts) return GPUFAIR_ERR_ARG;
+  return guarded(nullptr, 0, [&] {
+    std::vector<std::uint32_t> prio(priority, priority + n);
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
+    pairs.reserve(n_pairs);
+    for (size_t k = 0; k < n_pairs; ++k) pairs.emplace_back(preempts[2 * k], preempts[2 * k + 1]);
+    const auto r = gpufair::qos_ranks(prio, pairs);
+    std::copy(r.begin(), r.end(), rank_out);
+    return GPUFAIR_OK;
+  });
+}
+
+namespace {
+// rank + 1; 0 = not published. Relaxed atomics: a reader sees the old or the
+// new rank of each QOS, never a torn value.
+std::atomic<std::int32_t> g_qos_rank[GPUFAIR_QOS_RANK_IDS];
+}  // namespace
+
+void gpufair_qos_ranks_publish(const uint32_t* ids, const int32_t* ranks, size_t n) {
+  bool set[GPUFAIR_QOS_RANK_IDS] = {};
+  for (size_t i = 0; ids && ranks && i < n; ++i) {
+    if (ids[i] >= GPUFAIR_QOS_RANK_IDS || ranks[i] < 0 || ranks[i] == INT32_MAX) continue;
+    g_qos_rank[ids[i]].store(ranks[i] + 1, std::memory_order_relaxed);
+    set[ids[i]] = true;
+  }
+  for (size_t id = 0; id < GPUFAIR_QOS_RANK_IDS; ++id)
+    if (!set[id]) g_qos_rank[id].store(0, std::memory_order_relaxed);
+}
+
+int32_t gpufair_qos_rank_lookup(uint32_t id, int32_t fallback) {
+  if (id >= GPUFAIR_QOS_RANK_IDS) return fallback;
+  const std::int32_t v = g_qos_rank[id].load(std::memory_order_relaxed);
+  return v > 0 ? v - 1 : fallback;
 }
 
 int gpufair_reclaim_possible(const gpufair_engine_t* e) { return e && e->engine.reclaim_possible() ? 1 : 0; }

@@ -110,6 +110,21 @@ typedef struct {
 	double entitled_gpus;     /* its share of the cluster among active teams */
 } gpufair_team_report_t;
 
+/* In-team rank of n QOS (qos_rank.h): a QOS that may preempt another ranks
+ * above it; Priority orders the rest. preempts: n_pairs pairs (i, j), flat
+ * [i0, j0, i1, j1, ...], meaning QOS i may preempt QOS j (indices < n).
+ * Writes n ranks >= 0 to rank_out. GPUFAIR_ERR_ARG on NULL arrays. */
+int gpufair_qos_ranks(size_t n, const uint32_t *priority, const uint32_t *preempts,
+                      size_t n_pairs, int32_t *rank_out);
+
+/* The process's QOS rank table, shared by both plugins like the engine:
+ * publish replaces it (ids[i] gets ranks[i]; ids >= GPUFAIR_QOS_RANK_IDS are
+ * left out), lookup is lock free and returns fallback for an id not
+ * published. */
+#define GPUFAIR_QOS_RANK_IDS 4096
+void gpufair_qos_ranks_publish(const uint32_t *ids, const int32_t *ranks, size_t n);
+int32_t gpufair_qos_rank_lookup(uint32_t id, int32_t fallback);
+
 /* Version of the core library, e.g. "0.1.0". */
 const char *gpufair_version(void);
 

@@ -94,6 +94,33 @@ TEST(CApi, ReconfigureKeepsOldConfigOnError) {
   EXPECT_EQ(gpufair_engine_reconfigure(nullptr, "", nullptr, err, sizeof err), GPUFAIR_ERR_ARG);
 }
 
+TEST(CApi, QosRanksFromThePreemptRelation) {
+  // normal (0) and scavenger (1) and urgent (2), every Priority 0; urgent
+  // preempts normal, normal preempts scavenger.
+  const uint32_t prio[] = {0, 0, 0};
+  const uint32_t pairs[] = {2, 0, 0, 1};
+  int32_t rank[3] = {-1, -1, -1};
+  ASSERT_EQ(gpufair_qos_ranks(3, prio, pairs, 2, rank), GPUFAIR_OK);
+  EXPECT_GT(rank[2], rank[0]);
+  EXPECT_GT(rank[0], rank[1]);
+  EXPECT_EQ(gpufair_qos_ranks(3, nullptr, pairs, 2, rank), GPUFAIR_ERR_ARG);
+  EXPECT_EQ(gpufair_qos_ranks(3, prio, nullptr, 2, rank), GPUFAIR_ERR_ARG);
+  EXPECT_EQ(gpufair_qos_ranks(0, nullptr, nullptr, 0, nullptr), GPUFAIR_OK);
+
+  // The shared table: published ids answer, others fall back.
+  const uint32_t ids[] = {1, 5, 9000};
+  const int32_t ranks[] = {rank[0], rank[2], 7};
+  gpufair_qos_ranks_publish(ids, ranks, 3);
+  EXPECT_EQ(gpufair_qos_rank_lookup(1, -5), rank[0]);
+  EXPECT_EQ(gpufair_qos_rank_lookup(5, -5), rank[2]);
+  EXPECT_EQ(gpufair_qos_rank_lookup(2, -5), -5);
+  EXPECT_EQ(gpufair_qos_rank_lookup(9000, -5), -5);  // beyond the table
+  gpufair_qos_ranks_publish(ids, ranks, 1);             // replaces: 5 is gone
+  EXPECT_EQ(gpufair_qos_rank_lookup(5, -5), -5);
+  gpufair_qos_ranks_publish(nullptr, nullptr, 0);
+  EXPECT_EQ(gpufair_qos_rank_lookup(1, -5), -5);
+}
+
 TEST(CApi, NullAndBadArguments) {
   EngineHandle h;
   ASSERT_NE(h.e, nullptr);

@@ -1,0 +1,58 @@
+// qos_ranks: the Preempt= relation orders QOS, Priority breaks the rest.
+#include "gpufair/qos_rank.h"
+
+#include <gtest/gtest.h>
+
+namespace gpufair {
+namespace {
+
+struct Case {
+  const char* name;
+  std::vector<std::uint32_t> priority;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> preempts;
+  // (a, b): rank[a] > rank[b]; (a, a) pairs are unused
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> above;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> equal;
+};
+
+class QosRank : public ::testing::TestWithParam<Case> {};
+
+TEST_P(QosRank, Orders) {
+  const Case& c = GetParam();
+  const auto r = qos_ranks(c.priority, c.preempts);
+  ASSERT_EQ(r.size(), c.priority.size());
+  for (const auto& [a, b] : c.above) EXPECT_GT(r[a], r[b]) << c.name << ": " << a << " above " << b;
+  for (const auto& [a, b] : c.equal) EXPECT_EQ(r[a], r[b]) << c.name << ": " << a << " equal " << b;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rules, QosRank,
+    ::testing::Values(
+        // Every Priority 0, high preempts low: the relation alone ranks them.
+        Case{"priorities all 0", {0, 0}, {{1, 0}}, {{1, 0}}, {}},
+        // The relation beats a Priority that says the opposite.
+        Case{"relation over priority", {100, 0}, {{1, 0}}, {{1, 0}}, {}},
+        // A chain: urgent > normal > scavenger, transitively.
+        Case{"chain", {0, 0, 0}, {{2, 1}, {1, 0}}, {{2, 1}, {1, 0}, {2, 0}}, {}},
+        // No relation: Priority decides, equal Priority is equal rank.
+        Case{"priority only", {10, 20, 20}, {}, {{1, 0}, {2, 0}}, {{1, 2}}},
+        // Two QOS that preempt each other are one level, above what both preempt.
+        Case{"cycle is one level", {0, 0, 0}, {{1, 2}, {2, 1}, {1, 0}}, {{1, 0}, {2, 0}}, {{1, 2}}},
+        // Bad indices are ignored, not a crash.
+        Case{"out of range", {0, 5}, {{7, 0}, {1, 9}}, {{1, 0}}, {}}),
+    [](const auto& info) {
+      std::string n = info.param.name;
+      for (auto& ch : n)
+        if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      return n;
+    });
+
+TEST(QosRank, EmptyAndHugePriorities) {
+  EXPECT_TRUE(qos_ranks({}, {}).empty());
+  const auto r = qos_ranks({0xFFFFFFFFu, 0}, {{1, 0}});
+  EXPECT_GT(r[1], r[0]);  // the relation still wins over a saturated Priority
+  EXPECT_GE(r[0], 0);
+}
+
+}  // namespace
+}  // namespace gpufair
