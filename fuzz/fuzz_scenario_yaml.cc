@@ -80,7 +80,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (j.submit < 0 || j.submit >= duration) fail("a job submitted outside [0, duration)");
     if (j.submit < last) fail("jobs out of submit order");
     last = j.submit;
-    if (j.gpus < 1) fail("a job with gpus < 1");
+    if (j.gpus < 0) fail("a job with negative gpus");  // 0 = a CPU-only job
     if (j.runtime < 0) fail("a job with a negative runtime");
     if (j.account < 0 || static_cast<std::size_t>(j.account) >= sc.workload.accounts.size()) fail("bad account index");
     if (j.user < 0 || static_cast<std::size_t>(j.user) >= sc.workload.users.size()) fail("bad user index");
