@@ -78,6 +78,27 @@ struct TeamState {
 
 bool finite_nonneg(double v) { return std::isfinite(v) && v >= 0; }
 
+// What something worth `worth` at time t is worth at time `as_of`: decayed
+// when t is earlier, grown back when t is later (a job that ended after the
+// last cycle: the next cycle decays it back). The growth is capped at 2^64
+// so that an absurd end time cannot overflow to infinity.
+double worth_at(double worth, TimePoint t, TimePoint as_of, Seconds half_life) {
+  if (t <= as_of) return decayed(worth, elapsed_between(t, as_of), half_life);
+  if (half_life <= 0) return worth;
+  const double up = static_cast<double>(elapsed_between(as_of, t)) / static_cast<double>(half_life);
+  return worth * std::exp2(std::min(up, 64.0));
+}
+
+// Add `worth`, valued at time t, to a lazily decayed value: exact whether t
+// is after the value's own time (DecayedValue::add) or before it.
+void add_worth(DecayedValue& v, double worth, TimePoint t, Seconds half_life) {
+  if (t >= v.as_of) {
+    v.add(worth, t, half_life);
+  } else {
+    v.value += decayed(worth, elapsed_between(t, v.as_of), half_life);
+  }
+}
+
 }  // namespace
 
 struct Engine::Impl {
@@ -89,7 +110,7 @@ struct Engine::Impl {
   double cluster_gpus = 0;
 
   bool have_cycle = false;
-  TimePoint last_cycle = 0;
+  TimePoint last_cycle = 0;  // the ledger's time: usage is worth as of it
   std::uint64_t cycle_no = 0;
   bool reset_now_pending = false;
 
@@ -168,15 +189,24 @@ struct Engine::Impl {
     for (auto& [id, job] : running) job.charged_until = std::max(job.charged_until, boundary);
   }
 
+  // Charge a job from charged_until to `until`: raw usage gpus x seconds,
+  // usage its decayed worth, gpus x decayed_integral(length) as of `until`,
+  // valued at the ledger's time, so that usage equals the continuous
+  // integral whatever the period (design.md, "Usage ledger"); and the
+  // detector's low-rank memory likewise with half-life bait_window.
   void charge(RunningJob& job, TimePoint until) {
     if (until <= job.charged_until) return;
-    const double amount = job.gpus * static_cast<double>(elapsed_between(job.charged_until, until));
+    const Seconds len = elapsed_between(job.charged_until, until);
+    const Seconds h = config.decay_half_life;
+    const double g = job.gpus;
     TeamState& t = teams[static_cast<std::size_t>(job.team)];
-    t.usage += amount;
-    t.raw_usage += amount;
+    t.usage += g * worth_at(decayed_integral(len, h), until, last_cycle, h);
+    t.raw_usage += g * static_cast<double>(len);
     if (job.low_rank_start) {
-      t.memory.low_rank_gpu_s.add(amount, until, config.bait.window);
-      job.low_rank_gpu_s.add(amount, until, config.bait.window);
+      const Seconds w = config.bait.window;
+      const double w_worth = g * decayed_integral(len, w);  // as of `until`
+      add_worth(t.memory.low_rank_gpu_s, w_worth, until, w);
+      add_worth(job.low_rank_gpu_s, w_worth, until, w);
     }
     job.charged_until = until;
   }
@@ -276,7 +306,7 @@ struct Engine::Impl {
     if (it != running.end() && it->second.low_rank_start) {
       const RunningJob& r = it->second;
       out.in_memory = r.low_rank_gpu_s.at(when, w);
-      out.outside = r.gpus * static_cast<double>(std::max<Seconds>(0, elapsed_between(r.charged_until, when)));
+      out.outside = r.gpus * decayed_integral(elapsed_between(r.charged_until, when), w);
       return out;
     }
     if (v.start <= 0 || !finite_nonneg(v.gpus)) return out;
