@@ -116,19 +116,11 @@ static double _tres_val(const uint64_t *cnt, int pos)
 	return (double)cnt[pos];
 }
 
-extern double gf_job_gpus(const gf_gpu_map_t *map, const job_record_t *job)
+/* Weighted GPUs of a TRES count array (a job's, or the cluster's). */
+static double _weighted_gpus(const gf_gpu_map_t *map, const uint64_t *cnt)
 {
-	const uint64_t *cnt;
 	double total, typed = 0, weighted = 0;
 
-	if (!map || map->gpu_pos < 0 || !job)
-		return 0;
-	/* Requested while pending (a requeued job still carries its old
-	 * tres_alloc_cnt); allocated once it runs. */
-	if (IS_JOB_PENDING(job) || !job->tres_alloc_cnt)
-		cnt = job->tres_req_cnt;
-	else
-		cnt = job->tres_alloc_cnt;
 	total = _tres_val(cnt, map->gpu_pos);
 	if (total <= 0)
 		return 0;
@@ -141,6 +133,36 @@ extern double gf_job_gpus(const gf_gpu_map_t *map, const job_record_t *job)
 	if (typed > total)
 		typed = total;
 	return weighted + (total - typed) * map->untyped_weight;
+}
+
+extern double gf_job_gpus(const gf_gpu_map_t *map, const job_record_t *job)
+{
+	const uint64_t *cnt;
+
+	if (!map || map->gpu_pos < 0 || !job)
+		return 0;
+	/* Requested while pending (a requeued job still carries its old
+	 * tres_alloc_cnt); allocated once it runs. */
+	if (IS_JOB_PENDING(job) || !job->tres_alloc_cnt)
+		cnt = job->tres_req_cnt;
+	else
+		cnt = job->tres_alloc_cnt;
+	return _weighted_gpus(map, cnt);
+}
+
+extern double gf_cluster_gpus(const gf_gpu_map_t *map)
+{
+	uint64_t *cnt;
+	double out;
+
+	if (!map || map->gpu_pos < 0 || !assoc_mgr_tres_array || !g_tres_count)
+		return 0;
+	cnt = xcalloc(g_tres_count, sizeof(*cnt));
+	for (int i = 0; i < g_tres_count; i++)
+		cnt[i] = assoc_mgr_tres_array[i] ? assoc_mgr_tres_array[i]->count : 0;
+	out = _weighted_gpus(map, cnt);
+	xfree(cnt);
+	return out;
 }
 
 extern int32_t gf_job_rank(const job_record_t *job)
@@ -257,6 +279,8 @@ extern void gf_job_fill(gpufair_job_t *out, const job_record_t *job,
 	out->eligible_time = gf_job_eligible(job, false);
 	if (!IS_JOB_PENDING(job))
 		out->start_time = (int64_t)job->start_time;
+	else
+		out->priority = job->priority; /* a jump's price: who was ahead */
 }
 
 /* Find "key=" at the start of a line of describe text. */

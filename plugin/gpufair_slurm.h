@@ -82,6 +82,9 @@ extern void gf_qos_ranks_refresh(void);
 /* Eligible time: when age starts to accrue (begin time, else submit). */
 extern int64_t gf_job_eligible(const job_record_t *job, bool accrue_always);
 
+/* The cluster's GPUs, weighted like a job's (entitlements compare the two).
+ * Caller holds assoc_mgr TRES READ. */
+extern double gf_cluster_gpus(const gf_gpu_map_t *map);
 /* Fill a gpufair_job_t from a job record; team is the core's team id. */
 extern void gf_job_fill(gpufair_job_t *out, const job_record_t *job,
 			int32_t team, const gf_gpu_map_t *map);

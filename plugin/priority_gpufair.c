@@ -652,11 +652,9 @@ static void _refresh_gpus_locked(void)
 			info("%s: no gres/gpu TRES (add it to AccountingStorageTRES); every job costs 0 GPU-hours",
 			     plugin_type);
 	}
-	if (g.gpus.gpu_pos >= 0 && assoc_mgr_tres_array &&
-	    assoc_mgr_tres_array[g.gpus.gpu_pos])
-		gpufair_set_cluster_gpus(
-			g.engine,
-			(double)assoc_mgr_tres_array[g.gpus.gpu_pos]->count);
+	/* Weighted like the jobs' GPUs: an entitlement is a share of it. */
+	if (g.gpus.gpu_pos >= 0)
+		gpufair_set_cluster_gpus(g.engine, gf_cluster_gpus(&g.gpus));
 }
 
 /* Observes walk[i]; says in walk_keep[i] whether the table keeps it. */

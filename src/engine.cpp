@@ -53,6 +53,13 @@ struct TeamState {
   bool rank_seen = false;
   int max_rank = 0;
   std::uint32_t bait_detections = 0, in_team_preemptions = 0;
+  // Clock steps (Engine::Impl::Leap): the part of usage and raw_usage that
+  // the latest leap put there, which undo_leap takes back...
+  double leap_usage = 0, leap_raw = 0;
+  // ...and what was charged since the last cycle for time more than one
+  // calc_period after it (worth as of the last cycle; GPU-seconds): inside
+  // the next cycle's gap, and so the leap's, if that gap is one.
+  double far_usage = 0, far_raw = 0;
   // Queue jumps and reclaim (design.md, "Jump price", "Reclaim").
   DecayedValue jump_price;        // prices paid, half-life bait_window: "jumped lately"
   double price_total_gpu_s = 0;   // every price paid since the last usage reset
@@ -78,6 +85,32 @@ struct TeamState {
 
 bool finite_nonneg(double v) { return std::isfinite(v) && v >= 0; }
 
+// What something worth `worth` at time t is worth at time `as_of`: decayed
+// when t is earlier, grown back when t is later (a job that ended after the
+// last cycle: the next cycle decays it back). The growth is capped at 2^64
+// so that an absurd end time cannot overflow to infinity.
+double worth_at(double worth, TimePoint t, TimePoint as_of, Seconds half_life) {
+  if (t <= as_of) return decayed(worth, elapsed_between(t, as_of), half_life);
+  if (half_life <= 0) return worth;
+  const double up = static_cast<double>(elapsed_between(as_of, t)) / static_cast<double>(half_life);
+  return worth * std::exp2(std::min(up, 64.0));
+}
+
+// Add `worth`, valued at time t, to a lazily decayed value: exact whether t
+// is after the value's own time (DecayedValue::add) or before it.
+void add_worth(DecayedValue& v, double worth, TimePoint t, Seconds half_life) {
+  if (t >= v.as_of) {
+    v.add(worth, t, half_life);
+  } else {
+    v.value += decayed(worth, elapsed_between(t, v.as_of), half_life);
+  }
+}
+
+TimePoint saturating_add(TimePoint t, Seconds d) {
+  TimePoint out;
+  return __builtin_add_overflow(t, d, &out) ? (d > 0 ? INT64_MAX : INT64_MIN) : out;
+}
+
 }  // namespace
 
 struct Engine::Impl {
@@ -89,7 +122,21 @@ struct Engine::Impl {
   double cluster_gpus = 0;
 
   bool have_cycle = false;
-  TimePoint last_cycle = 0;
+  TimePoint last_cycle = 0;  // the ledger's time: usage is worth as of it
+
+  // The latest leap (design.md, "Usage ledger"): a cycle that came more than
+  // leap_bound() after the one before. It is charged and decayed as real
+  // time, but remembered, so that a clock coming back to before `to` (the
+  // leap was a step forward) can take it back: the gap is then taken to have
+  // lasted `assumed` (one calc_period, the time between two cycles), and
+  // every time stamped after it moves back by the rest. Not saved in the
+  // state: a restart forgets it.
+  struct Leap {
+    bool active = false;
+    TimePoint from = 0, to = 0;
+    Seconds assumed = 0;
+  };
+  Leap leap;
   std::uint64_t cycle_no = 0;
   bool reset_now_pending = false;
 
@@ -115,6 +162,8 @@ struct Engine::Impl {
   }
 
   void apply_config(Config c) {
+    // The leap's part of usage was worked out with the old half-life.
+    if (c.decay_half_life != config.decay_half_life) forget_leap();
     config = std::move(c);
     for (auto& t : teams)
       if (!t.shares_set) t.shares = config.default_shares;
@@ -164,19 +213,152 @@ struct Engine::Impl {
   }
 
   void reset_usage(TimePoint boundary) {
-    for (auto& t : teams) t.usage = t.raw_usage = t.price_total_gpu_s = 0;
+    for (auto& t : teams) {
+      t.usage = t.raw_usage = t.price_total_gpu_s = 0;
+      t.leap_usage = t.leap_raw = t.far_usage = t.far_raw = 0;  // parts of what is gone
+    }
     for (auto& [id, job] : running) job.charged_until = std::max(job.charged_until, boundary);
   }
 
+  // ---- The usage ledger and the clock (design.md, "Usage ledger") ----------
+  //
+  // Usage is worth as of last_cycle. Each interval a job ran is charged at
+  // its decayed worth, gpus x decayed_integral(length) as of its end, so the
+  // ledger equals the continuous integral whatever the period. The clock:
+  //   gap <= leap_bound()     an ordinary cycle;
+  //   gap >  leap_bound()     real time (slurmctld suspended or down: jobs ran
+  //                           on), charged and decayed at once, but kept as
+  //                           the leap, to be taken back if the clock returns;
+  //   back to before the leap's end: the leap was a step forward: undo_leap;
+  //   back by <= leap_bound() the ledger pauses until the clock catches up
+  //                           (those seconds were counted early, not twice);
+  //   back by more            rebase: the step takes no time, nothing is
+  //                           charged or decayed for it, and the ledger goes
+  //                           on from the clock's time (no freeze).
+  // The bound: at least an hour, ten periods, so that late cycles are not
+  // leaps; it is also the longest the ledger ever pauses.
+  Seconds leap_bound() const { return std::max<Seconds>(10 * config.calc_period, 3600); }
+
+  // Where time point t would be had the leap lasted leap.assumed.
+  TimePoint without_leap(TimePoint t) const {
+    if (t <= leap.from) return t;
+    if (t >= leap.to) return t - (elapsed_between(leap.from, leap.to) - leap.assumed);
+    return leap.from + std::min<Seconds>(elapsed_between(leap.from, t), leap.assumed);
+  }
+
+  // Every time stamp that a clock step may have to move.
+  template <class F>
+  void for_each_stamp(F&& f) {
+    for (auto& t : teams) {
+      for (DecayedValue* v : {&t.penalty, &t.jump_price, &t.memory.in_team_preemptions,
+                              &t.memory.low_rank_gpu_s, &t.memory.low_rank_preempted_gpu_s,
+                              &t.memory.started_gpus, &t.memory.preemptor_gpus})
+        f(v->as_of);
+    }
+    for (auto& [id, j] : running) {
+      f(j.charged_until);
+      f(j.low_rank_gpu_s.as_of);
+    }
+    f(factors_time);
+    f(last_cycle);
+  }
+
+  // The leap stands for good (a new leap, a changed half-life, a load).
+  void forget_leap() {
+    leap = Leap{};
+    for (auto& t : teams) t.leap_usage = t.leap_raw = 0;
+  }
+
+  // The clock came back to before the leap's end: take back what the leap
+  // charged and decayed beyond `assumed`, and move every later time stamp
+  // back by the same amount.
+  void undo_leap() {
+    for (auto& t : teams) {
+      t.usage = std::max(0.0, t.usage - t.leap_usage);
+      t.raw_usage = std::max(0.0, t.raw_usage - t.leap_raw);
+    }
+    for_each_stamp([this](TimePoint& s) { s = without_leap(s); });
+    forget_leap();
+  }
+
+  // The clock stepped back by more than leap_bound() with no leap to undo:
+  // the step takes no time. Nothing is charged or decayed for it; stamps
+  // after the clock's time come back to it, so decay and charging go on.
+  void rebase(TimePoint now) {
+    for_each_stamp([now](TimePoint& s) { s = std::min(s, now); });
+    for (auto& t : teams) t.far_usage = t.far_raw = 0;
+  }
+
+  // begin_cycle's part: bring the ledger to `now`.
+  void advance_ledger(TimePoint now) {
+    if (leap.active && now < leap.to) undo_leap();
+    const Seconds dt = elapsed_between(last_cycle, now);
+    const Seconds bound = leap_bound();
+    if (dt < -bound) return rebase(now);
+    if (dt <= 0) return;  // paused until the clock passes last_cycle
+    const Seconds h = config.decay_half_life;
+    const double f = decay_factor(dt, h);
+    if (dt > bound) {
+      // The leap's part of usage: its worth now less its worth had the gap
+      // lasted `assumed`, in which what was charged for the time beyond one
+      // period after the last cycle (far_*) would not have run at all.
+      forget_leap();
+      leap = Leap{true, last_cycle, now, std::min(config.calc_period, dt)};
+      const double f_assumed = decay_factor(leap.assumed, h);
+      for (auto& t : teams) {
+        t.leap_usage = t.usage * f - (t.usage - t.far_usage) * f_assumed;
+        t.leap_raw = t.far_raw;
+      }
+    } else if (leap.active) {
+      for (auto& t : teams) t.leap_usage *= f;
+    }
+    for (auto& t : teams) {
+      t.usage *= f;
+      t.far_usage = t.far_raw = 0;
+    }
+    if (reset_boundary_crossed(config.usage_reset, last_cycle, now)) {
+      reset_usage(reset_period_start(config.usage_reset, now));
+    }
+    last_cycle = now;
+  }
+
+  // Charge a job from charged_until to `until`: raw usage gpus x seconds,
+  // usage its decayed worth as of the ledger's time, and the detector's
+  // low-rank memory likewise with half-life bait_window.
   void charge(RunningJob& job, TimePoint until) {
     if (until <= job.charged_until) return;
-    const double amount = job.gpus * static_cast<double>(elapsed_between(job.charged_until, until));
+    const TimePoint start = job.charged_until;
+    const Seconds len = elapsed_between(start, until);
+    const Seconds h = config.decay_half_life;
+    const double g = job.gpus;
     TeamState& t = teams[static_cast<std::size_t>(job.team)];
-    t.usage += amount;
-    t.raw_usage += amount;
+    const double worth = g * worth_at(decayed_integral(len, h), until, last_cycle, h);
+    const double raw = g * static_cast<double>(len);
+    t.usage += worth;
+    t.raw_usage += raw;
+    if (have_cycle) {
+      // Time more than a period past the last cycle: inside the next
+      // cycle's gap; part of the leap if that gap is one.
+      const TimePoint near_end = saturating_add(last_cycle, config.calc_period);
+      if (until > near_end) {
+        const Seconds far = elapsed_between(std::max(start, near_end), until);
+        t.far_usage += g * worth_at(decayed_integral(far, h), until, last_cycle, h);
+        t.far_raw += g * static_cast<double>(far);
+      }
+    }
+    if (leap.active) {
+      // Its worth had the leap lasted `assumed`; the difference is the leap's.
+      const TimePoint a = without_leap(start), b = without_leap(until);
+      const Seconds lf_len = elapsed_between(a, b);
+      const double lf = g * worth_at(decayed_integral(lf_len, h), b, without_leap(last_cycle), h);
+      t.leap_usage += worth - lf;
+      t.leap_raw += raw - g * static_cast<double>(lf_len);
+    }
     if (job.low_rank_start) {
-      t.memory.low_rank_gpu_s.add(amount, until, config.bait.window);
-      job.low_rank_gpu_s.add(amount, until, config.bait.window);
+      const Seconds w = config.bait.window;
+      const double w_worth = g * decayed_integral(len, w);  // as of `until`
+      add_worth(t.memory.low_rank_gpu_s, w_worth, until, w);
+      add_worth(job.low_rank_gpu_s, w_worth, until, w);
     }
     job.charged_until = until;
   }
@@ -276,7 +458,7 @@ struct Engine::Impl {
     if (it != running.end() && it->second.low_rank_start) {
       const RunningJob& r = it->second;
       out.in_memory = r.low_rank_gpu_s.at(when, w);
-      out.outside = r.gpus * static_cast<double>(std::max<Seconds>(0, elapsed_between(r.charged_until, when)));
+      out.outside = r.gpus * decayed_integral(elapsed_between(r.charged_until, when), w);
       return out;
     }
     if (v.start <= 0 || !finite_nonneg(v.gpus)) return out;
@@ -406,21 +588,15 @@ void Engine::begin_cycle(TimePoint now) {
   std::unique_lock lock(impl_->mu);
   Impl& m = *impl_;
   if (m.have_cycle) {
-    const Seconds dt = elapsed_between(m.last_cycle, now);
-    if (dt > 0) {
-      const double f = decay_factor(dt, m.config.decay_half_life);
-      for (auto& t : m.teams) t.usage *= f;
-      if (reset_boundary_crossed(m.config.usage_reset, m.last_cycle, now)) {
-        m.reset_usage(reset_period_start(m.config.usage_reset, now));
-      }
-    }
+    m.advance_ledger(now);
+  } else {
+    m.last_cycle = now;
+    m.have_cycle = true;
   }
   if (m.reset_now_pending) {
     m.reset_usage(now);
     m.reset_now_pending = false;
   }
-  m.last_cycle = m.have_cycle ? std::max(m.last_cycle, now) : now;
-  m.have_cycle = true;
   ++m.cycle_no;
   m.queue_current.clear();
 }
@@ -942,6 +1118,8 @@ Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
   }
   m.have_cycle = have_cycle;
   m.last_cycle = last_cycle;
+  m.forget_leap();
+  for (auto& t : m.teams) t.far_usage = t.far_raw = 0;
   if (m.cluster_gpus <= 0) m.cluster_gpus = cluster_gpus;
   m.recompute_factors(have_cycle ? last_cycle : m.factors_time);
   return {};

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <ctime>
 
+#include "gpufair/decay.h"
 #include "gpufair/state.h"
 
 namespace gpufair {
@@ -129,21 +130,24 @@ TEST(EngineCharging, EndBeforeLastChargeChargesNothingMore) {
 }
 
 TEST(EngineCharging, DecayThroughCyclesIsExactForAnyTickSize) {
-  // Same usage, decayed in one-minute cycles over 30 days vs in one step.
+  // A job that started a day before the first cycle keeps running through
+  // 30 days of one-minute cycles, or through one 30-day cycle: both hold
+  // the continuous decayed integral of its 8 GPUs over the 31 days.
   Host fine("half_life=7d");
   Host coarse("half_life=7d");
   for (Host* h : {&fine, &coarse}) {
     const TeamId a = h->engine.team_for_account("a");
     h->running = {make_job(1, a, 0, 8, kT0 - 86400, kT0 - 86400)};
     h->cycle();
-    h->running.clear();
   }
   fine.run_for(30 * kDay, 60);
   coarse.run_for(30 * kDay, 30 * kDay);
   ASSERT_EQ(fine.now(), coarse.now());
-  const double expected = 8.0 * 86400 * std::exp2(-30.0 / 7.0);
+  const double expected = 8.0 * decayed_integral(31 * kDay, 7 * kDay);
   EXPECT_NEAR(fine.usage(0) / expected, 1.0, 1e-9);
   EXPECT_NEAR(coarse.usage(0) / expected, 1.0, 1e-12);
+  EXPECT_DOUBLE_EQ(fine.engine.team_report(0, fine.now()).raw_usage_gpu_s, 8.0 * 31 * kDay);
+  EXPECT_DOUBLE_EQ(coarse.engine.team_report(0, coarse.now()).raw_usage_gpu_s, 8.0 * 31 * kDay);
 }
 
 TEST(EngineCharging, ClockSteppingBackDoesNotUndecayOrCharge) {
