@@ -71,7 +71,7 @@ BaitEvidence judge_preemption(const BaitConfig& c, const JobRef& preemptor,
   const char* why = "";
   if (!e.bait) {
     if (e.rank_gap <= 0) why = " (no rank gap)";
-    else if (!e.anyone_waiting) why = " (no runnable job of another team ahead: nobody harmed)";
+    else if (!e.anyone_waiting) why = " (no runnable job ahead of a team below its entitlement: nobody harmed)";
     else if (e.skipped <= 0) why = " (no queue time skipped)";
     else why = " (score below threshold)";
   }

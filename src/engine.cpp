@@ -378,6 +378,10 @@ struct Engine::Impl {
   std::vector<char> below_entitlement;
   std::atomic<bool> reclaim_possible{false};
 
+  // What a jump passed: the runnable jobs ahead of it of teams below their
+  // entitlement (design.md, "Jump price"). The detector's `skipped` uses
+  // the same view: counting teams over their share too made the busy honest
+  // team of honest-busy.yaml bait in 30 of its 45 jumps (8 of 35 with it).
   JumpCost jump_cost(const JobRef& jumper, TimePoint when) const {
     return queue_view().cost_of_jump(jumper, when, config.jump.price_cap, &below_entitlement);
   }
@@ -856,7 +860,9 @@ BaitDecision Engine::record_preemption(const JobRef& preemptor, const JobRef& vi
     m.usage_total += d.charged_gpu_s;
   }
   char buf[224];
-  std::snprintf(buf, sizeof buf, "; price %.0f GPU-s for %u runnable jobs of other teams ahead (mean %llds skipped, cap %llds)",
+  std::snprintf(buf, sizeof buf,
+                "; price %.0f GPU-s for %u runnable jobs ahead of teams below their entitlement "
+                "(mean %llds skipped, cap %llds)",
                 d.charged_gpu_s, cost.jobs_ahead, static_cast<long long>(cost.skipped),
                 static_cast<long long>(m.config.jump.price_cap));
   d.reason += buf;

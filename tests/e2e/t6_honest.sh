@@ -5,10 +5,10 @@
 # hours (past bait_young) when B's urgent high job displaces it, while a job of
 # team C waits in the queue behind B's (C's job is niced, so B's urgent job is
 # the head of the queue and preempts at once: the in-team preemption must not
-# depend on the scheduler's timing). Other teams wait and some of their queue
-# time is skipped, so the verdict comes from the evidence score, not from the
-# "nobody harmed" shortcut: it must be honest, with no bait detection and no
-# penalty for B.
+# depend on the scheduler's timing). C's job is behind the urgent one in
+# priority order, and C holds more than its entitlement: the jump passed
+# nobody it could harm, so it is honest, pays no price, and B gets no bait
+# detection and no penalty.
 # Part 2 (when it happened): B's own in-team preemptions during the busy
 # exploit run of check 5 were not judged bait either. Whether B's urgent jobs
 # reach the head of that queue in time depends on the run, so a run without
@@ -51,8 +51,8 @@ say "decision for $bh preempting $bl: $decision"
 say "teamb: bait detections $bait0 -> $bait1, penalty $pen0 -> $pen1"
 [[ $decision != none ]] || fail "the detector has no decision for $bh preempting $bl"
 [[ $decision == honest* ]] || fail "teamb's honest in-team preemption was judged bait"
-[[ $decision == *"score below threshold"* ]] \
-  || fail "the verdict did not come from the evidence score (other teams were waiting): $decision"
+[[ $decision == *"nobody harmed"* && $decision == *"price 0 GPU-s"* ]] \
+  || fail "a jump that passed no entitled job must be free and harm nobody: $decision"
 ((bait1 == bait0)) || fail "teamb got a bait detection"
 "$PY" -c 'import sys; sys.exit(0 if float(sys.argv[2]) <= float(sys.argv[1]) + 0.1 else 1)' "$pen0" "$pen1" \
   || fail "teamb's penalty rose from $pen0 to $pen1"

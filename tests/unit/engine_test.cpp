@@ -371,7 +371,7 @@ TEST(EngineJumpPrice, EveryJumpPaysForTheQueueItTookBaitOrNot) {
     const auto r = s.h.engine.team_report(s.gamer, s.h.now());
     EXPECT_DOUBLE_EQ(r.price_total_gpu_s, d.charged_gpu_s);
     EXPECT_EQ(r.priced_jumps, 1u);
-    EXPECT_NE(d.reason.find("price 28800 GPU-s for 1 runnable jobs"), std::string::npos) << d.reason;
+    EXPECT_NE(d.reason.find("price 28800 GPU-s for 1 runnable jobs ahead"), std::string::npos) << d.reason;
   }
 }
 
