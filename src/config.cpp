@@ -30,10 +30,10 @@ std::string_view trim(std::string_view s) {
 
 // Joins the pieces into one string, sized once. Messages are built with this
 // rather than `"literal" + std::string(...) + ...`: that operator+ inserts at
-// position 0 of the temporary, and GCC 12 at -O2/-O3 (Release, Debian's
-// packaging flags) then reports a false -Wrestrict overlap inside libstdc++
-// (GCC bugzilla 105651), which -Werror turns into a failed build. Appending
-// to a reserved string never triggers it.
+// position 0 of the temporary, and GCC 12 at -O3 (Release) then reports a
+// false -Wrestrict overlap inside libstdc++ (GCC bugzilla 105651), which
+// -Werror turns into a failed build. Appending to a reserved string does not
+// trigger it.
 std::string cat(std::initializer_list<std::string_view> parts) {
   std::size_t n = 0;
   for (std::string_view p : parts) n += p.size();
