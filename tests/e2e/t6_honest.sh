@@ -73,7 +73,7 @@ if b["preemptions_caused"] < 1:
     sys.exit(0)
 if b["bait_detections"] != 0 or (b["penalty"] or 0) > 0.1:
     sys.exit("B was penalised for honest in-team preemption in the busy run")
-if not (a["penalty"] or 0) > 5 * max(b["penalty"] or 0, 0.01):
-    sys.exit("A's penalty is not clearly above B's")
+if (a["bait_detections"] or 0) > 0 and not (a["penalty"] or 0) > 5 * max(b["penalty"] or 0, 0.01):
+    sys.exit("A was caught but its penalty is not clearly above B's")
 print("ok: in the busy run too, honest in-team preemption cost B nothing")
 PYEOF
