@@ -134,6 +134,30 @@ KeyDef number_key(std::string key, double lo, double hi, std::string meaning,
           }};
 }
 
+// A key whose value is one of a few names, each naming one enum value.
+template <typename E>
+KeyDef choice_key(std::string key, std::vector<std::pair<std::string, E>> choices, std::string meaning,
+                  std::string not_a, std::function<E&(Config&)> field) {
+  std::string accepted = "one of ";
+  for (std::size_t i = 0; i < choices.size(); ++i) accepted += (i ? ", " : "") + choices[i].first;
+  return {key, accepted, std::move(meaning),
+          [field, choices](const Config& c) {
+            const E v = field(const_cast<Config&>(c));
+            for (const auto& [name, value] : choices)
+              if (value == v) return name;
+            return std::string("?");
+          },
+          [field, choices, not_a](Config& c, std::string_view v) -> std::string {
+            const std::string s = lower(trim(v));
+            for (const auto& [name, value] : choices)
+              if (name == s) {
+                field(c) = value;
+                return {};
+              }
+            return not_a;
+          }};
+}
+
 KeyDef duration_key(std::string key, Seconds lo, Seconds hi, std::string meaning,
                     std::function<Seconds&(Config&)> field) {
   std::string accepted = cat({"a duration in [", format_duration(lo), ", ", format_duration(hi),
@@ -245,24 +269,10 @@ const std::vector<KeyDef>& key_table() {
                            "score weight of the share of the team's started GPUs that started by "
                            "in-team preemption (0 = off)",
                            [](Config& c) -> double& { return c.bait.w_jump; }));
-    t.push_back({"bait_block", "one of never, penalized, always",
-                 "refuse a preemption whose victim looks like bait: never, when the team is penalized, always",
-                 [](const Config& c) {
-                   switch (c.bait.block) {
-                     case BaitBlock::kNever: return std::string("never");
-                     case BaitBlock::kAlways: return std::string("always");
-                     case BaitBlock::kPenalized: break;
-                   }
-                   return std::string("penalized");
-                 },
-                 [](Config& c, std::string_view v) -> std::string {
-                   const std::string s = lower(trim(v));
-                   if (s == "never") c.bait.block = BaitBlock::kNever;
-                   else if (s == "penalized") c.bait.block = BaitBlock::kPenalized;
-                   else if (s == "always") c.bait.block = BaitBlock::kAlways;
-                   else return "not a blocking mode";
-                   return {};
-                 }});
+    t.push_back(choice_key<BaitBlock>(
+        "bait_block", {{"never", BaitBlock::kNever}, {"penalized", BaitBlock::kPenalized}, {"always", BaitBlock::kAlways}},
+        "refuse a preemption whose victim looks like bait: never, when the team is penalized, always",
+        "not a blocking mode", [](Config& c) -> BaitBlock& { return c.bait.block; }));
     t.push_back({kBaitProfileKey, "one of recommended, fast",
                  "bait-rule threshold, weights, bait_repeat, bait_block_penalty and penalty_per_bait at once "
                  "(sim/tuning.md); keys given explicitly override it, wherever they are in the list",
@@ -285,25 +295,11 @@ const std::vector<KeyDef>& key_table() {
     t.push_back(duration_key("jump_price_cap", 0, 30 * kDay,
                              "longest wait of one job that a queue jump's price counts (0 = jumps are free)",
                              [](Config& c) -> Seconds& { return c.jump.price_cap; }));
-    t.push_back({"reclaim", "one of off, jumpers, all",
-                 "whose GPUs a team below its entitlement may requeue: teams over theirs that jumped the queue "
-                 "or baited within bait_window (jumpers), any team over its entitlement (all), nobody (off)",
-                 [](const Config& c) {
-                   switch (c.jump.reclaim) {
-                     case Reclaim::kOff: return std::string("off");
-                     case Reclaim::kAll: return std::string("all");
-                     case Reclaim::kJumpers: break;
-                   }
-                   return std::string("jumpers");
-                 },
-                 [](Config& c, std::string_view v) -> std::string {
-                   const std::string s = lower(trim(v));
-                   if (s == "off") c.jump.reclaim = Reclaim::kOff;
-                   else if (s == "jumpers") c.jump.reclaim = Reclaim::kJumpers;
-                   else if (s == "all") c.jump.reclaim = Reclaim::kAll;
-                   else return "not a reclaim mode";
-                   return {};
-                 }});
+    t.push_back(choice_key<Reclaim>(
+        "reclaim", {{"off", Reclaim::kOff}, {"jumpers", Reclaim::kJumpers}, {"all", Reclaim::kAll}},
+        "whose GPUs a team below its entitlement may requeue: teams over theirs that jumped the queue "
+        "or baited within bait_window (jumpers), any team over its entitlement (all), nobody (off)",
+        "not a reclaim mode", [](Config& c) -> Reclaim& { return c.jump.reclaim; }));
     t.push_back({"state_file", "a file path",
                  "where the state is saved; empty = <StateSaveLocation>/gpufair.state",
                  [](const Config& c) { return c.state_file; },

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gpufair/decay.h"
+#include "engine_test_util.h"
 
 namespace gpufair {
 namespace {
@@ -24,21 +25,10 @@ constexpr Seconds kHour = 3600;
 constexpr Seconds kDay = 86400;
 constexpr Seconds kPeriod = 300;  // the default calc_period
 
-Config config_from(std::string_view params) {
-  auto c = parse_config(params);
-  EXPECT_TRUE(c.ok()) << c.error().message;
-  return c.ok() ? *c : Config{};
-}
+using testing::config_from;
 
 JobRef running_job(JobId id, TeamId team, double gpus, TimePoint start, int rank = 0) {
-  JobRef j;
-  j.id = id;
-  j.team = team;
-  j.rank = rank;
-  j.gpus = gpus;
-  j.submit = start;
-  j.start = start;
-  return j;
+  return testing::make_job(id, team, rank, gpus, start, start);
 }
 
 // One cycle as the plugin runs it: every running job observed at the cycle's time.

@@ -10,6 +10,7 @@
 
 #include "gpufair/decay.h"
 #include "gpufair/state.h"
+#include "engine_test_util.h"
 
 namespace gpufair {
 namespace {
@@ -18,23 +19,8 @@ constexpr TimePoint kT0 = 1'700'000'000;
 constexpr Seconds kHour = 3600;
 constexpr Seconds kDay = 86400;
 
-Config config_from(std::string_view params) {
-  auto c = parse_config(params);
-  EXPECT_TRUE(c.ok()) << c.error().message;
-  return c.ok() ? *c : Config{};
-}
-
-JobRef make_job(JobId id, TeamId team, int rank, double gpus, TimePoint submit,
-                TimePoint start = 0) {
-  JobRef j;
-  j.id = id;
-  j.team = team;
-  j.rank = rank;
-  j.gpus = gpus;
-  j.submit = submit;
-  j.start = start;
-  return j;
-}
+using testing::config_from;
+using testing::make_job;
 
 // A tiny host: the jobs it reports each cycle, and a clock.
 struct Host {
