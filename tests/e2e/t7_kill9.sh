@@ -7,9 +7,11 @@ clear_queue
 sleep 3
 gshow_json >"$E2E_OUT/t7-before-jobs.json"
 ids=()
-for n in gpu1 gpu2 gpu3 gpu4; do ids+=("$(sub gfb1 teamb normal 8 24 -w $n)"); done
+# The running jobs are team C's: C never jumps the queue in these checks, so
+# no reclaim (reclaim=jumpers) takes its GPUs for the pending jobs.
+for n in gpu1 gpu2 gpu3 gpu4; do ids+=("$(sub gfc1 teamc normal 8 24 -w $n)"); done
 for j in "${ids[@]}"; do wait_state "$j" RUNNING 20 || fail "job $j did not start"; done
-pend=("$(sub gfc1 teamc normal 8 3)" "$(sub gfa1 teama normal 8 3)")
+pend=("$(sub gfb1 teamb normal 8 3)" "$(sub gfa1 teama normal 8 3)")
 sleep 7
 gshow_json >"$E2E_OUT/t7-before-kill.json"
 "$CLUSTER" restart-ctld --kill9 || fail "slurmctld did not come back after kill -9"
@@ -38,13 +40,13 @@ bad = []
 if len(rows) != 6 or any(x[4] != "COMPLETED" for x in rows):
     bad.append(f"not every job completed: {[(x[0], x[4]) for x in rows]}")
 want = sum(int(re.search(r"gres/gpu=(\d+)", x[2]).group(1)) * (2 if x[1] == "gpu4" else 1) * int(x[3])
-           for x in rows if x[5] == "teamb")
-got = (b1["teamb"]["raw_gpu_hours"] - b0["teamb"]["raw_gpu_hours"]) * 3600
+           for x in rows if x[5] == "teamc")
+got = (b1["teamc"]["raw_gpu_hours"] - b0["teamc"]["raw_gpu_hours"]) * 3600
 period_charge = 2 * 40  # one calc_period (2 s) of the 40 weighted GPUs that ran
-print(f"teamb: charged {got:.0f} GPU-s across the crash, jobs' weighted GPU x run time {want} GPU-s "
+print(f"teamc: charged {got:.0f} GPU-s across the crash, jobs' weighted GPU x run time {want} GPU-s "
       f"(tolerance: one period's charge, {period_charge} GPU-s)")
 if abs(got - want) > period_charge:
-    bad.append(f"teamb's usage across the crash is {got:.0f} GPU-s, expected {want} +- {period_charge}")
+    bad.append(f"teamc's usage across the crash is {got:.0f} GPU-s, expected {want} +- {period_charge}")
 for team in ("teama", "teamb", "teamc"):
     p0, p1 = k[team]["penalty"], r[team]["penalty"]
     dt = now("after-restart") - now("before-kill")
@@ -54,8 +56,12 @@ for team in ("teama", "teamb", "teamc"):
         bad.append(f"{team}'s penalty changed across the restart: {p0} -> {p1}, expected {exp:.4f}")
     if k[team]["bait_detections"] != r[team]["bait_detections"]:
         bad.append(f"{team}'s bait detections changed across the restart")
-if not any(k[t]["penalty"] > 0 for t in k):
-    bad.append("no team had a penalty before the kill: nothing checked (run check 5 first)")
+    # Jump prices paid are a running total: kept exactly.
+    if abs(k[team]["jump_price_gpu_hours"] - r[team]["jump_price_gpu_hours"]) > 1e-6:
+        bad.append(f"{team}'s jump prices changed across the restart: "
+                   f"{k[team]['jump_price_gpu_hours']} -> {r[team]['jump_price_gpu_hours']}")
+if not any(k[t]["penalty"] > 0 or k[t]["jump_price_gpu_hours"] > 0 for t in k):
+    bad.append("no team had a penalty or a jump price before the kill: nothing checked (run check 5 first)")
 if bad:
     print("\n".join(bad)); sys.exit(1)
 PYEOF
