@@ -23,6 +23,7 @@ struct SimJob {
   TimePoint first_start = -1, start = -1;
   std::uint64_t priority = 0;  // from the policy, refreshed once per calc period
   JobState state = JobState::kPending;
+  std::uint32_t queue_epoch = 0;  // the PendingQueue key's epoch while pending
   std::uint32_t generation = 0;  // bumped when a run ends early: its end event goes stale
   std::uint64_t preempt_try = 0; // (cycle, team change) stamp of a try the policy refused
   bool judged_bait = false;      // a detector decision or refusal called it bait

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "gpu_pool.h"
+#include "pending_queue.h"
 #include "sched_policy.h"
 #include "sim_job.h"
 
@@ -22,19 +23,6 @@ namespace {
 constexpr TimePoint kNever = std::numeric_limits<TimePoint>::max();
 constexpr size_t kSeriesBuckets = 96;
 constexpr int kMaxRank = kRankHigh;
-
-// Queue order: higher priority first, then earlier submit, then lower id.
-struct PendKey {
-  std::uint64_t priority;
-  TimePoint submit;
-  JobId id;
-  std::uint32_t slot;
-  bool operator<(const PendKey& o) const {
-    if (priority != o.priority) return priority > o.priority;
-    if (submit != o.submit) return submit < o.submit;
-    return id < o.id;
-  }
-};
 
 // Victim order inside a team and rank: youngest first (the least work lost).
 struct RunKey {
@@ -129,7 +117,7 @@ class Simulator {
 
   std::vector<SimJob> jobs_;  // slots; active jobs only, reused via free list
   std::vector<std::uint32_t> free_slots_;
-  std::set<PendKey> pending_;
+  PendingQueue pending_;
   std::set<PendKey> preemptors_;  // pending jobs of rank > low
   std::set<std::pair<TimePoint, std::uint32_t>> running_by_end_;
   std::priority_queue<EndEvent, std::vector<EndEvent>, std::greater<>> ends_;
@@ -153,6 +141,7 @@ class Simulator {
   bool judges_bait_ = false;  // the policy has a bait detector to score
   std::vector<NodeShare> scratch_placement_;
   std::vector<const SimJob*> batch_jobs_;  // scratch for the per-cycle priority pass
+  std::vector<PendKey> batch_keys_;
   std::vector<std::uint64_t> batch_prio_;
 };
 
@@ -227,14 +216,14 @@ void Simulator::submit(const JobSpec& spec, TimePoint now) {
 void Simulator::enqueue(std::uint32_t slot) {
   auto& j = job(slot);
   j.state = JobState::kPending;
-  const PendKey k{j.priority, j.submit, j.id, slot};
-  pending_.insert(k);
+  const PendKey k = pending_.insert({j.priority, j.submit, j.id, slot, 0});
+  j.queue_epoch = k.epoch;
   if (j.rank > kRankLow) preemptors_.insert(k);
 }
 
 void Simulator::dequeue(std::uint32_t slot) {
   auto& j = job(slot);
-  const PendKey k{j.priority, j.submit, j.id, slot};
+  const PendKey k{j.priority, j.submit, j.id, slot, j.queue_epoch};
   pending_.erase(k);
   if (j.rank > kRankLow) preemptors_.erase(k);
 }
@@ -342,28 +331,25 @@ void Simulator::cycle(TimePoint now) {
   if (!policy_->priorities_change()) return;  // fifo: nothing to observe or re-sort
   policy_->begin_cycle(now);
   for (const auto& [end, slot] : running_by_end_) policy_->observe_running(job(slot), now);
-  for (const auto& k : pending_) policy_->observe_pending(job(k.slot));
-  policy_->end_cycle(now);
-  // Re-sort once per period: fresh priorities, then rebuild the ordered sets
-  // from sorted runs (linear with the end hint).
-  std::vector<PendKey> keys;
-  keys.reserve(pending_.size());
+  // One walk of the queue in its current order: observe every pending job,
+  // then give each its fresh priority and rebuild the order with one sort.
+  pending_.collect(batch_keys_);
   batch_jobs_.clear();
-  for (const auto& k : pending_) batch_jobs_.push_back(&job(k.slot));
+  for (const auto& k : batch_keys_) batch_jobs_.push_back(&job(k.slot));
+  policy_->observe_pending_all(batch_jobs_);
+  policy_->end_cycle(now);
   policy_->priorities(batch_jobs_, now, batch_prio_);
-  size_t i = 0;
-  for (const auto& k : pending_) {
+  for (size_t i = 0; i < batch_keys_.size(); ++i) {
+    auto& k = batch_keys_[i];
     auto& j = job(k.slot);
-    j.priority = batch_prio_[i++];
-    keys.push_back({j.priority, j.submit, j.id, k.slot});
+    j.priority = batch_prio_[i];
+    k.priority = j.priority;
   }
-  std::sort(keys.begin(), keys.end());
-  pending_.clear();
+  std::sort(batch_keys_.begin(), batch_keys_.end());
   preemptors_.clear();
-  for (const auto& k : keys) {
-    pending_.insert(pending_.end(), k);
+  for (const auto& k : batch_keys_)
     if (job(k.slot).rank > kRankLow) preemptors_.insert(preemptors_.end(), k);
-  }
+  pending_.rebuild(batch_keys_);
 }
 
 void Simulator::schedule(TimePoint now) {
@@ -382,7 +368,7 @@ void Simulator::schedule(TimePoint now) {
 
 void Simulator::main_pass(TimePoint now) {
   while (!pending_.empty()) {
-    const auto slot = pending_.begin()->slot;
+    const auto slot = pending_.front().slot;
     if (!pool_.fits(job(slot).gpus)) return;  // the head blocks the queue
     start(slot, now, nullptr);
   }
@@ -494,9 +480,11 @@ void Simulator::reclaim_pass(TimePoint now) {
   constexpr int kReclaimTries = 16;
   std::vector<char> tried(teams_.size(), 0);
   int tries = 0;
-  for (auto it = pending_.begin(); it != pending_.end() && tries < kReclaimTries;) {
-    const auto slot = it->slot;
-    ++it;  // try_reclaim erases the current element only
+  auto walk = pending_.walk();
+  while (tries < kReclaimTries) {
+    const PendKey* k = walk.next();
+    if (!k) break;
+    const auto slot = k->slot;
     const SimJob& j = job(slot);
     if (j.gpus <= 0 || pool_.fits(j.gpus) || tried[static_cast<size_t>(j.team)]) continue;
     tried[static_cast<size_t>(j.team)] = 1;
@@ -590,7 +578,8 @@ void Simulator::backfill(TimePoint now) {
   // EASY: the blocked head gets a reservation at the earliest time enough
   // GPUs come free (the shadow time); a later job may start now if it ends
   // before then or fits in the GPUs the head will not need.
-  const auto head = *pending_.begin();
+  auto walk = pending_.walk();
+  const auto head = *walk.next();
   const auto head_gpus = job(head.slot).gpus;
   std::int64_t free_then = pool_.free();
   TimePoint shadow = kNever;
@@ -604,9 +593,10 @@ void Simulator::backfill(TimePoint now) {
     }
   }
   std::int32_t depth = 0;
-  for (auto it = std::next(pending_.begin()); it != pending_.end() && depth < options_.backfill_depth; ++depth) {
-    const auto slot = it->slot;
-    ++it;
+  for (; depth < options_.backfill_depth; ++depth) {
+    const PendKey* k = walk.next();
+    if (!k) break;
+    const auto slot = k->slot;
     auto& j = job(slot);
     if (!pool_.fits(j.gpus)) continue;
     if (now + j.runtime <= shadow) {
@@ -624,7 +614,9 @@ void Simulator::finish(TimePoint end) {
     const auto& j = jobs_[slot];
     account_usage(j, j.start, end);
   }
-  for (const auto& k : pending_) {
+  std::vector<PendKey> queued;
+  pending_.collect(queued);
+  for (const auto& k : queued) {
     const auto& j = jobs_[k.slot];
     if (j.first_start >= 0) continue;
     auto& tr = team(j.team);
@@ -633,7 +625,7 @@ void Simulator::finish(TimePoint end) {
     if (j.label != Label::kBait) tr.result.real_waits.push_back(end - j.submit);
     ++tr.result.never_started;
   }
-  for (const auto& k : pending_) tally_detector(jobs_[k.slot]);
+  for (const auto& k : queued) tally_detector(jobs_[k.slot]);
   for (const auto& [e, slot] : running_by_end_) tally_detector(jobs_[slot]);
 
   double total_hours = 0, total_shares = 0;
