@@ -47,6 +47,11 @@ struct TeamRun {
   std::array<std::set<RunKey>, kMaxRank + 1> running;  // by rank, victims first
   std::array<std::int64_t, kMaxRank + 1> running_gpus{};
   std::uint64_t changes = 0;  // bumped when the team's running set changes
+  // Its pending preemptors whose last try failed and cannot succeed before
+  // something they depend on changes (Simulator::wake).
+  std::set<PendKey> dormant;
+  std::int64_t flat_wake_free = std::numeric_limits<std::int64_t>::max();  // flat pool: wake at this many free GPUs
+  std::uint32_t dormant_multi_node = 0;  // dormant preemptors bigger than a node
   std::uint64_t bait_labels = 0;
 };
 
@@ -68,6 +73,7 @@ class Simulator {
     judges_bait_ = result_.policy == "gpufair";
     result_.cluster_gpus = options_.gpus;
     result_.measure_from = options_.measure_from;
+    node_jobs_.resize(static_cast<size_t>(pool_.node_count()));
   }
 
   RunResult run();
@@ -90,7 +96,12 @@ class Simulator {
   void schedule(TimePoint now);
   void main_pass(TimePoint now);
   void preemption_pass(TimePoint now);
-  bool try_preempt(std::uint32_t slot, TimePoint now);
+  enum class TryResult { kStarted, kFits, kFailed };
+  TryResult try_preempt(std::uint32_t slot, TimePoint now, std::int64_t& flat_need);
+  void make_dormant(const PendKey& k, std::int64_t flat_need);
+  void wake(std::int32_t team);
+  void wake_after_release(const SimJob& stopped);
+  void wake_no_longer_fitting();
   void reclaim_pass(TimePoint now);
   bool try_reclaim(std::uint32_t slot, TimePoint now);
   struct VictimSet;
@@ -118,7 +129,16 @@ class Simulator {
   std::vector<SimJob> jobs_;  // slots; active jobs only, reused via free list
   std::vector<std::uint32_t> free_slots_;
   PendingQueue pending_;
-  std::set<PendKey> preemptors_;  // pending jobs of rank > low
+  // Pending jobs of rank > low that the preemption pass tries, in queue
+  // order; the others are dormant in their team (TeamRun::dormant).
+  std::set<PendKey> armed_;
+  std::set<std::pair<std::int64_t, std::int32_t>> flat_wake_;  // (free GPUs, team) on a flat pool
+  std::set<std::int32_t> multi_node_dormant_teams_;
+  // Preemptors whose last try found that they fit as they are (the main
+  // scheduler's or backfill's business), by GPUs: tried again once they no
+  // longer fit.
+  std::map<std::int32_t, std::set<PendKey>> fits_parked_;
+  std::vector<std::vector<std::uint32_t>> node_jobs_;  // node -> running slots on it
   std::set<std::pair<TimePoint, std::uint32_t>> running_by_end_;
   std::priority_queue<EndEvent, std::vector<EndEvent>, std::greater<>> ends_;
   std::uint64_t seq_ = 0;
@@ -218,14 +238,31 @@ void Simulator::enqueue(std::uint32_t slot) {
   j.state = JobState::kPending;
   const PendKey k = pending_.insert({j.priority, j.submit, j.id, slot, 0});
   j.queue_epoch = k.epoch;
-  if (j.rank > kRankLow) preemptors_.insert(k);
+  if (j.rank > kRankLow) armed_.insert(k);
 }
 
 void Simulator::dequeue(std::uint32_t slot) {
   auto& j = job(slot);
   const PendKey k{j.priority, j.submit, j.id, slot, j.queue_epoch};
   pending_.erase(k);
-  if (j.rank > kRankLow) preemptors_.erase(k);
+  if (j.rank <= kRankLow) return;
+  if (j.parked == Parked::kFits) {
+    auto it = fits_parked_.find(j.gpus);
+    it->second.erase(k);
+    if (it->second.empty()) fits_parked_.erase(it);
+    j.parked = Parked::kNo;
+    return;
+  }
+  if (j.parked == Parked::kNo) {
+    armed_.erase(k);
+    return;
+  }
+  auto& tr = team(j.team);
+  tr.dormant.erase(k);
+  j.parked = Parked::kNo;
+  if (!pool_.flat() && j.gpus > pool_.gpus_per_node() && tr.dormant_multi_node > 0 &&
+      --tr.dormant_multi_node == 0)
+    multi_node_dormant_teams_.erase(j.team);
 }
 
 void Simulator::start(std::uint32_t slot, TimePoint now, const std::vector<NodeShare>* placed) {
@@ -250,6 +287,9 @@ void Simulator::start(std::uint32_t slot, TimePoint now, const std::vector<NodeS
   tr.running[static_cast<size_t>(j.rank)].insert({j.start, j.id, slot});
   tr.running_gpus[static_cast<size_t>(j.rank)] += j.gpus;
   ++tr.changes;
+  wake(j.team);
+  for (const auto& p : j.placement) node_jobs_[static_cast<size_t>(p.node)].push_back(slot);
+  if (!fits_parked_.empty()) wake_no_longer_fitting();
   running_by_end_.insert({now + j.runtime, slot});
   ends_.push({now + j.runtime, seq_++, slot, j.generation});
   changed_ = true;
@@ -259,10 +299,13 @@ void Simulator::stop(std::uint32_t slot, TimePoint now, bool completed) {
   auto& j = job(slot);
   policy_->job_ended(j, now);
   pool_.release(j.gpus, j.placement);
+  for (const auto& p : j.placement) std::erase(node_jobs_[static_cast<size_t>(p.node)], slot);
   auto& tr = team(j.team);
   tr.running[static_cast<size_t>(j.rank)].erase({j.start, j.id, slot});
   tr.running_gpus[static_cast<size_t>(j.rank)] -= j.gpus;
   ++tr.changes;
+  wake(j.team);
+  wake_after_release(j);
   running_by_end_.erase({j.start + j.runtime, slot});
   account_usage(j, j.start, now);
   changed_ = true;
@@ -346,15 +389,27 @@ void Simulator::cycle(TimePoint now) {
     k.priority = j.priority;
   }
   std::sort(batch_keys_.begin(), batch_keys_.end());
-  preemptors_.clear();
-  for (const auto& k : batch_keys_)
-    if (job(k.slot).rank > kRankLow) preemptors_.insert(preemptors_.end(), k);
+  // A new cycle: every verdict may differ, so every preemptor is tried again.
+  armed_.clear();
+  for (auto& tr : teams_) {
+    tr.dormant.clear();
+    tr.flat_wake_free = std::numeric_limits<std::int64_t>::max();
+    tr.dormant_multi_node = 0;
+  }
+  flat_wake_.clear();
+  multi_node_dormant_teams_.clear();
+  fits_parked_.clear();
+  for (const auto& k : batch_keys_) {
+    auto& j = job(k.slot);
+    j.parked = Parked::kNo;
+    if (j.rank > kRankLow) armed_.insert(armed_.end(), k);
+  }
   pending_.rebuild(batch_keys_);
 }
 
 void Simulator::schedule(TimePoint now) {
   main_pass(now);
-  if (!preemptors_.empty()) preemption_pass(now);
+  if (!armed_.empty()) preemption_pass(now);
   if (reclaim_due_) {
     reclaim_due_ = false;
     reclaim_pass(now);
@@ -375,11 +430,91 @@ void Simulator::main_pass(TimePoint now) {
 }
 
 void Simulator::preemption_pass(TimePoint now) {
-  for (auto it = preemptors_.begin(); it != preemptors_.end();) {
-    const auto slot = it->slot;
-    ++it;  // try_preempt may erase the current element, never the next
-    try_preempt(slot, now);
+  // Only armed preemptors are tried: a dormant one failed, and nothing its
+  // try depends on has changed since (see wake), so it would fail again.
+  // One woken during the pass is still tried in it if it sorts after the
+  // current one, as in the walk over every preemptor this replaces; hence
+  // the next one is looked up by key after each try.
+  for (auto it = armed_.begin(); it != armed_.end();) {
+    const PendKey k = *it;
+    std::int64_t flat_need = std::numeric_limits<std::int64_t>::max();
+    const auto result = try_preempt(k.slot, now, flat_need);
+    if (result == TryResult::kFailed) {
+      make_dormant(k, flat_need);
+    } else if (result == TryResult::kFits) {
+      armed_.erase(k);
+      fits_parked_[job(k.slot).gpus].insert(k);
+      job(k.slot).parked = Parked::kFits;
+    }
+    it = armed_.upper_bound(k);
   }
+}
+
+void Simulator::make_dormant(const PendKey& k, std::int64_t flat_need) {
+  auto& j = job(k.slot);
+  auto& tr = team(j.team);
+  armed_.erase(k);
+  tr.dormant.insert(k);
+  j.parked = Parked::kDormant;
+  if (flat_need != std::numeric_limits<std::int64_t>::max()) {
+    if (flat_need < tr.flat_wake_free) {
+      flat_wake_.erase({tr.flat_wake_free, j.team});
+      tr.flat_wake_free = flat_need;
+      flat_wake_.insert({flat_need, j.team});
+    }
+  }
+  if (!pool_.flat() && j.gpus > pool_.gpus_per_node() && tr.dormant_multi_node++ == 0) {
+    multi_node_dormant_teams_.insert(j.team);
+  }
+}
+
+// A failed try of preemptor j (team T) depends on: the cycle (verdicts),
+// T's running jobs (the victims), and the free GPUs its victims would add
+// to. So it is retried after a cycle, after T's running set changes, and
+// after GPUs come free where they could complete a victim set: on a flat
+// pool when the free count reaches what it lacked; on nodes, on a node where
+// T runs jobs, or (a job bigger than a node) when a node becomes empty.
+void Simulator::wake(std::int32_t t) {
+  auto& tr = team(t);
+  if (tr.flat_wake_free != std::numeric_limits<std::int64_t>::max()) {
+    flat_wake_.erase({tr.flat_wake_free, t});
+    tr.flat_wake_free = std::numeric_limits<std::int64_t>::max();
+  }
+  if (tr.dormant_multi_node > 0) {
+    tr.dormant_multi_node = 0;
+    multi_node_dormant_teams_.erase(t);
+  }
+  for (const auto& k : tr.dormant) {
+    job(k.slot).parked = Parked::kNo;
+    armed_.insert(k);
+  }
+  tr.dormant.clear();
+}
+
+// A job started: GPUs were taken, so a parked preemptor may no longer fit.
+void Simulator::wake_no_longer_fitting() {
+  for (auto it = fits_parked_.begin(); it != fits_parked_.end();) {
+    if (pool_.fits(it->first)) {
+      ++it;
+      continue;
+    }
+    for (const auto& k : it->second) {
+      job(k.slot).parked = Parked::kNo;
+      armed_.insert(k);
+    }
+    it = fits_parked_.erase(it);
+  }
+}
+
+void Simulator::wake_after_release(const SimJob& stopped) {
+  while (!flat_wake_.empty() && flat_wake_.begin()->first <= pool_.free()) wake(flat_wake_.begin()->second);
+  if (pool_.flat()) return;
+  bool emptied = false;
+  for (const auto& p : stopped.placement) {
+    for (const auto other : node_jobs_[static_cast<size_t>(p.node)]) wake(job(other).team);
+    if (pool_.node_free(p.node) == pool_.gpus_per_node()) emptied = true;
+  }
+  while (emptied && !multi_node_dormant_teams_.empty()) wake(*multi_node_dormant_teams_.begin());
 }
 
 // The victims chosen so far for one preemptor, and whether they free room
@@ -434,19 +569,22 @@ bool Simulator::add_victim(VictimSet& vs, const SimJob& j, std::uint32_t vslot) 
   return vs.enough;
 }
 
-bool Simulator::try_preempt(std::uint32_t slot, TimePoint now) {
+Simulator::TryResult Simulator::try_preempt(std::uint32_t slot, TimePoint now, std::int64_t& flat_need) {
   auto& j = job(slot);
   auto& tr = team(j.team);
   // The policy refused victims at the last try and neither a cycle passed nor
   // the team's running jobs changed: the verdicts would be the same, and
   // asking again for every candidate on every event is what costs time.
   const std::uint64_t stamp = (cycles_ << 32) + tr.changes + 1;
-  if (j.preempt_try == stamp) return false;
+  if (j.preempt_try == stamp) return TryResult::kFailed;
   j.preempt_try = 0;
-  if (pool_.fits(j.gpus)) return false;  // not a preemption: the scheduler's business
+  if (pool_.fits(j.gpus)) return TryResult::kFits;  // not a preemption: the scheduler's business
   std::int64_t lower = 0;
   for (int r = 0; r < j.rank; ++r) lower += tr.running_gpus[static_cast<size_t>(r)];
-  if (lower + pool_.free() < j.gpus) return false;
+  if (lower + pool_.free() < j.gpus) {
+    flat_need = j.gpus - lower;  // no walk until this many GPUs are free (flat or not)
+    return TryResult::kFailed;
+  }
 
   // Collect victims, lowest rank first, youngest first, until the job fits.
   VictimSet vs = victim_set_for(j);
@@ -467,11 +605,12 @@ bool Simulator::try_preempt(std::uint32_t slot, TimePoint now) {
     }
   }
   if (!vs.enough) {
-    if (refused_any) j.preempt_try = stamp;
-    return false;
+    if (refused_any) j.preempt_try = stamp;  // only a new cycle or a team change helps
+    else if (vs.flat) flat_need = j.gpus - vs.freed;  // every allowed victim counted: what is missing
+    return TryResult::kFailed;
   }
   displace(slot, now, vs);
-  return true;
+  return TryResult::kStarted;
 }
 
 void Simulator::reclaim_pass(TimePoint now) {
