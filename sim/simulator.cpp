@@ -616,11 +616,15 @@ Simulator::TryResult Simulator::try_preempt(std::uint32_t slot, TimePoint now, s
 void Simulator::reclaim_pass(TimePoint now) {
   // Slurm's scheduler tries preemption for pending jobs in priority order;
   // here the first kReclaimTries blocked jobs, one per team, once a cycle.
+  // Only among the first backfill_depth pending jobs: Slurm tests no job
+  // further down for a start (its main scheduler stops at the first job it
+  // cannot start, backfill after bf_max_job_test jobs), so none further down
+  // ever gets to preempt.
   constexpr int kReclaimTries = 16;
   std::vector<char> tried(teams_.size(), 0);
   int tries = 0;
   auto walk = pending_.walk();
-  while (tries < kReclaimTries) {
+  for (std::int32_t depth = 0; tries < kReclaimTries && depth < options_.backfill_depth; ++depth) {
     const PendKey* k = walk.next();
     if (!k) break;
     const auto slot = k->slot;
