@@ -65,6 +65,7 @@ class Simulator {
         policy_(make_policy(policy, config)),
         pool_(options.gpus, options.gpus_per_node) {
     if (options_.backfill_interval <= 0) throw std::invalid_argument("backfill interval must be > 0");
+    if (options_.backfill_window <= 0) throw std::invalid_argument("backfill window must be > 0");
     policy_->set_cluster_gpus(options_.gpus);
     series_width_ = options_.horizon > 0
                         ? std::max<Seconds>(1, (options_.horizon + kSeriesBuckets - 1) / kSeriesBuckets)
@@ -720,14 +721,18 @@ void Simulator::displace(std::uint32_t slot, TimePoint now, VictimSet& vs) {
 void Simulator::backfill(TimePoint now) {
   // EASY: the blocked head gets a reservation at the earliest time enough
   // GPUs come free (the shadow time); a later job may start now if it ends
-  // before then or fits in the GPUs the head will not need.
+  // before then or fits in the GPUs the head will not need. As in Slurm, no
+  // reservation is made for a start beyond the backfill window: then any
+  // job that fits may start. So the walk over running jobs stops there.
   auto walk = pending_.walk();
   const auto head = *walk.next();
   const auto head_gpus = job(head.slot).gpus;
   std::int64_t free_then = pool_.free();
   TimePoint shadow = kNever;
   std::int64_t extra = 0;
+  const TimePoint window_end = now + options_.backfill_window;
   for (const auto& [end, slot] : running_by_end_) {
+    if (end > window_end) break;
     free_then += job(slot).gpus;
     if (free_then >= head_gpus) {
       shadow = end;
