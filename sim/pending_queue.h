@@ -28,17 +28,22 @@
 namespace gpufair::sim {
 
 // Queue order: higher priority first, then earlier submit, then lower id.
+// Job ids are handed out at submit, in submit order, so "earlier submit,
+// then lower id" is "lower id" (a requeued job keeps both), and the whole
+// order fits one 64-bit number: the priority's complement above the id.
+// Priorities are 32-bit, as in Slurm (a larger one would compare as 2^32-1;
+// no policy returns one), and ids below 2^32 (Simulator::submit checks).
 struct PendKey {
-  std::uint64_t priority;
-  TimePoint submit;
-  JobId id;
+  std::uint64_t order;
   std::uint32_t slot;
   std::uint32_t epoch;  // which stay in the queue this key belongs to
-  bool operator<(const PendKey& o) const {
-    if (priority != o.priority) return priority > o.priority;
-    if (submit != o.submit) return submit < o.submit;
-    return id < o.id;
+
+  static std::uint64_t order_of(std::uint64_t priority, JobId id) {
+    const std::uint64_t p = priority < 0xFFFFFFFFull ? priority : 0xFFFFFFFFull;
+    return ((0xFFFFFFFFull - p) << 32) | (id & 0xFFFFFFFFull);
   }
+  JobId id() const { return order & 0xFFFFFFFFull; }
+  bool operator<(const PendKey& o) const { return order < o.order; }
 };
 
 class PendingQueue {
@@ -183,8 +188,15 @@ inline PendingQueue::Walk PendingQueue::walk() const { return Walk(*this); }
 inline void PendingQueue::collect(std::vector<PendKey>& out) const {
   out.clear();
   out.reserve(live_);
-  auto w = walk();
-  while (const PendKey* k = w.next()) out.push_back(*k);
+  // A plain merge: nothing changes under it.
+  auto f = fresh_.begin();
+  for (std::size_t i = head_; i < sorted_.size(); ++i) {
+    const PendKey& s = sorted_[i];
+    if (!contains(s)) continue;
+    for (; f != fresh_.end() && *f < s; ++f) out.push_back(*f);
+    out.push_back(s);
+  }
+  for (; f != fresh_.end(); ++f) out.push_back(*f);
 }
 
 }  // namespace gpufair::sim

@@ -220,6 +220,7 @@ void Simulator::submit(const JobSpec& spec, TimePoint now) {
   }
   auto& j = job(slot);
   j = SimJob{};
+  if (next_id_ > 0xFFFFFFFFull) throw std::runtime_error("simulator: more than 2^32 - 1 jobs in one run");
   j.id = next_id_++;
   j.account = spec.account;
   j.user = spec.user;
@@ -237,14 +238,14 @@ void Simulator::submit(const JobSpec& spec, TimePoint now) {
 void Simulator::enqueue(std::uint32_t slot) {
   auto& j = job(slot);
   j.state = JobState::kPending;
-  const PendKey k = pending_.insert({j.priority, j.submit, j.id, slot, 0});
+  const PendKey k = pending_.insert({PendKey::order_of(j.priority, j.id), slot, 0});
   j.queue_epoch = k.epoch;
   if (j.rank > kRankLow) armed_.insert(k);
 }
 
 void Simulator::dequeue(std::uint32_t slot) {
   auto& j = job(slot);
-  const PendKey k{j.priority, j.submit, j.id, slot, j.queue_epoch};
+  const PendKey k{PendKey::order_of(j.priority, j.id), slot, j.queue_epoch};
   pending_.erase(k);
   if (j.rank <= kRankLow) return;
   if (j.parked == Parked::kFits) {
@@ -387,7 +388,7 @@ void Simulator::cycle(TimePoint now) {
     auto& k = batch_keys_[i];
     auto& j = job(k.slot);
     j.priority = batch_prio_[i];
-    k.priority = j.priority;
+    k.order = PendKey::order_of(j.priority, j.id);
   }
   std::sort(batch_keys_.begin(), batch_keys_.end());
   // A new cycle: every verdict may differ, so every preemptor is tried again.

@@ -21,9 +21,20 @@ void QueueView::add(const JobRef& job) {
 }
 
 void QueueView::freeze() {
-  std::sort(jobs_.begin(), jobs_.end(), [](const Entry& a, const Entry& b) {
-    return ahead(a.priority, a.since, b.priority, b.since);
-  });
+  const auto before = [](const Entry& a, const Entry& b) { return ahead(a.priority, a.since, b.priority, b.since); };
+  const auto higher = [](const Entry& a, const Entry& b) { return a.priority > b.priority; };
+  if (std::is_sorted(jobs_.begin(), jobs_.end(), higher)) {
+    // A host that hands the jobs over in its queue order (the simulator)
+    // gives them sorted by priority already: only runs of equal priority
+    // may still need their waiting-since order, which is one cheap pass.
+    for (auto run = jobs_.begin(); run != jobs_.end();) {
+      auto end = std::find_if(run, jobs_.end(), [&](const Entry& e) { return e.priority != run->priority; });
+      if (!std::is_sorted(run, end, before)) std::sort(run, end, before);
+      run = end;
+    }
+  } else {
+    std::sort(jobs_.begin(), jobs_.end(), before);
+  }
   frozen_ = true;
 }
 
