@@ -96,6 +96,7 @@ class GpufairPolicy final : public SchedPolicy {
                                   TimePoint now) const override;
   RecordedPreemption record_preemption(const SimJob& preemptor, const SimJob& victim,
                                        TimePoint now) override;
+  bool may_refuse_in_team() const override { return refuses_; }
   bool reclaims() const override { return reclaims_; }
   PreemptVerdict allow_reclaim(const SimJob& reclaimer, const SimJob& victim, TimePoint now,
                                double taken) const override;
@@ -115,6 +116,7 @@ class GpufairPolicy final : public SchedPolicy {
   Engine engine_;
   int team_level_;
   bool reclaims_;
+  bool refuses_;  // the bait rule may block a jump (bait_block != never)
   mutable std::vector<PriorityInput> batch_in_;   // scratch for priorities()
   mutable std::vector<std::uint32_t> batch_out_;
   std::vector<JobRef> batch_refs_;  // scratch for observe_pending_all()

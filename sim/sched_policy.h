@@ -76,6 +76,11 @@ class SchedPolicy {
 
   virtual PreemptVerdict allow_preemption(const SimJob& preemptor, const SimJob& victim,
                                           TimePoint now) const = 0;
+  // Whether allow_preemption may ever refuse a victim of the preemptor's own
+  // team (the only ones the simulator offers). When it cannot, a failed try
+  // is a matter of GPUs alone, and the simulator need not repeat it until
+  // they change.
+  virtual bool may_refuse_in_team() const { return false; }
   virtual RecordedPreemption record_preemption(const SimJob& preemptor, const SimJob& victim,
                                                TimePoint now) = 0;
 

@@ -48,8 +48,9 @@ struct TeamRun {
   std::array<std::int64_t, kMaxRank + 1> running_gpus{};
   std::uint64_t changes = 0;  // bumped when the team's running set changes
   // Its pending preemptors whose last try failed and cannot succeed before
-  // something they depend on changes (Simulator::wake).
-  std::set<PendKey> dormant;
+  // something they depend on changes (Simulator::wake); `refused`: the
+  // policy refused a victim in that try (retried after any team change).
+  std::set<PendKey> dormant, refused;
   std::int64_t flat_wake_free = std::numeric_limits<std::int64_t>::max();  // flat pool: wake at this many free GPUs
   std::uint32_t dormant_multi_node = 0;  // dormant preemptors bigger than a node
   std::uint64_t bait_labels = 0;
@@ -72,6 +73,7 @@ class Simulator {
                         : 3600;
     result_.policy = policy_->name();
     judges_bait_ = result_.policy == "gpufair";
+    may_refuse_ = policy_->may_refuse_in_team();
     result_.cluster_gpus = options_.gpus;
     result_.measure_from = options_.measure_from;
     node_jobs_.resize(static_cast<size_t>(pool_.node_count()));
@@ -101,6 +103,8 @@ class Simulator {
   TryResult try_preempt(std::uint32_t slot, TimePoint now, std::int64_t& flat_need);
   void make_dormant(const PendKey& k, std::int64_t flat_need);
   void wake(std::int32_t team);
+  void wake_refused(std::int32_t team);
+  void wake_on_start(const SimJob& started);
   void wake_after_release(const SimJob& stopped);
   void wake_no_longer_fitting();
   void reclaim_pass(TimePoint now);
@@ -160,6 +164,7 @@ class Simulator {
   DetectorScore detector_;
   bool detector_labelled_ = false;
   bool judges_bait_ = false;  // the policy has a bait detector to score
+  bool may_refuse_ = false;   // the policy may refuse in-team victims (SchedPolicy::may_refuse_in_team)
   std::vector<NodeShare> scratch_placement_;
   std::vector<const SimJob*> batch_jobs_;  // scratch for the per-cycle priority pass
   std::vector<PendKey> batch_keys_;
@@ -261,6 +266,7 @@ void Simulator::dequeue(std::uint32_t slot) {
   }
   auto& tr = team(j.team);
   tr.dormant.erase(k);
+  tr.refused.erase(k);
   j.parked = Parked::kNo;
   if (!pool_.flat() && j.gpus > pool_.gpus_per_node() && tr.dormant_multi_node > 0 &&
       --tr.dormant_multi_node == 0)
@@ -289,7 +295,7 @@ void Simulator::start(std::uint32_t slot, TimePoint now, const std::vector<NodeS
   tr.running[static_cast<size_t>(j.rank)].insert({j.start, j.id, slot});
   tr.running_gpus[static_cast<size_t>(j.rank)] += j.gpus;
   ++tr.changes;
-  wake(j.team);
+  wake_on_start(j);
   for (const auto& p : j.placement) node_jobs_[static_cast<size_t>(p.node)].push_back(slot);
   if (!fits_parked_.empty()) wake_no_longer_fitting();
   running_by_end_.insert({now + j.runtime, slot});
@@ -306,7 +312,7 @@ void Simulator::stop(std::uint32_t slot, TimePoint now, bool completed) {
   tr.running[static_cast<size_t>(j.rank)].erase({j.start, j.id, slot});
   tr.running_gpus[static_cast<size_t>(j.rank)] -= j.gpus;
   ++tr.changes;
-  wake(j.team);
+  wake_refused(j.team);  // one victim fewer helps no failed try; the GPUs it frees can:
   wake_after_release(j);
   running_by_end_.erase({j.start + j.runtime, slot});
   account_usage(j, j.start, now);
@@ -395,6 +401,7 @@ void Simulator::cycle(TimePoint now) {
   armed_.clear();
   for (auto& tr : teams_) {
     tr.dormant.clear();
+    tr.refused.clear();
     tr.flat_wake_free = std::numeric_limits<std::int64_t>::max();
     tr.dormant_multi_node = 0;
   }
@@ -442,10 +449,12 @@ void Simulator::preemption_pass(TimePoint now) {
     std::int64_t flat_need = std::numeric_limits<std::int64_t>::max();
     const auto result = try_preempt(k.slot, now, flat_need);
     if (result == TryResult::kFailed) {
-      make_dormant(k, flat_need);
+      // With a policy that may refuse victims, a try that ran into no
+      // refusal is repeated at every pass as before: a verdict may change
+      // with time alone, and the first refusal starts try_preempt's stamp.
+      if (!may_refuse_ || job(k.slot).preempt_try != 0) make_dormant(k, flat_need);
     } else if (result == TryResult::kFits) {
-      armed_.erase(k);
-      fits_parked_[job(k.slot).gpus].insert(k);
+      fits_parked_[job(k.slot).gpus].insert(armed_.extract(k));
       job(k.slot).parked = Parked::kFits;
     }
     it = armed_.upper_bound(k);
@@ -455,8 +464,7 @@ void Simulator::preemption_pass(TimePoint now) {
 void Simulator::make_dormant(const PendKey& k, std::int64_t flat_need) {
   auto& j = job(k.slot);
   auto& tr = team(j.team);
-  armed_.erase(k);
-  tr.dormant.insert(k);
+  (j.preempt_try != 0 ? tr.refused : tr.dormant).insert(armed_.extract(k));
   j.parked = Parked::kDormant;
   if (flat_need != std::numeric_limits<std::int64_t>::max()) {
     if (flat_need < tr.flat_wake_free) {
@@ -470,12 +478,15 @@ void Simulator::make_dormant(const PendKey& k, std::int64_t flat_need) {
   }
 }
 
-// A failed try of preemptor j (team T) depends on: the cycle (verdicts),
-// T's running jobs (the victims), and the free GPUs its victims would add
-// to. So it is retried after a cycle, after T's running set changes, and
-// after GPUs come free where they could complete a victim set: on a flat
-// pool when the free count reaches what it lacked; on nodes, on a node where
-// T runs jobs, or (a job bigger than a node) when a node becomes empty.
+// A failed try of preemptor j (team T, rank r) depends on: the cycle (the
+// verdicts), T's running jobs below rank r (the victims), and the free GPUs
+// its victims would add to. So it is retried after a cycle, after T starts
+// a job below rank r (one victim more), and after GPUs come free where they
+// could complete a victim set: on a flat pool when the free count reaches
+// what it lacked; on nodes, on a node where T runs jobs, or (a job bigger
+// than a node) when a node becomes empty. A try the policy refused a victim
+// in is retried after any change to T's running jobs, as before (the
+// verdicts are taken to hold until then: try_preempt's stamp).
 void Simulator::wake(std::int32_t t) {
   auto& tr = team(t);
   if (tr.flat_wake_free != std::numeric_limits<std::int64_t>::max()) {
@@ -486,11 +497,48 @@ void Simulator::wake(std::int32_t t) {
     tr.dormant_multi_node = 0;
     multi_node_dormant_teams_.erase(t);
   }
-  for (const auto& k : tr.dormant) {
-    job(k.slot).parked = Parked::kNo;
-    armed_.insert(k);
+  for (auto* set : {&tr.dormant, &tr.refused})
+    while (!set->empty()) {
+      auto node = set->extract(set->begin());
+      job(node.value().slot).parked = Parked::kNo;
+      armed_.insert(std::move(node));
+    }
+}
+
+void Simulator::wake_refused(std::int32_t t) {
+  auto& tr = team(t);
+  while (!tr.refused.empty()) {
+    auto node = tr.refused.extract(tr.refused.begin());
+    auto& j = job(node.value().slot);
+    j.parked = Parked::kNo;
+    if (!pool_.flat() && j.gpus > pool_.gpus_per_node() && tr.dormant_multi_node > 0 &&
+        --tr.dormant_multi_node == 0)
+      multi_node_dormant_teams_.erase(t);
+    armed_.insert(std::move(node));
   }
-  tr.dormant.clear();
+}
+
+void Simulator::wake_on_start(const SimJob& started) {
+  if (started.rank == kRankLow) {  // a victim for every preemptor of its team
+    wake(started.team);
+    return;
+  }
+  wake_refused(started.team);
+  auto& tr = team(started.team);
+  for (auto it = tr.dormant.begin(); it != tr.dormant.end();) {
+    auto& j = job(it->slot);
+    if (j.rank <= started.rank) {
+      ++it;
+      continue;
+    }
+    auto next = std::next(it);
+    j.parked = Parked::kNo;
+    if (!pool_.flat() && j.gpus > pool_.gpus_per_node() && tr.dormant_multi_node > 0 &&
+        --tr.dormant_multi_node == 0)
+      multi_node_dormant_teams_.erase(started.team);
+    armed_.insert(tr.dormant.extract(it));
+    it = next;
+  }
 }
 
 // A job started: GPUs were taken, so a parked preemptor may no longer fit.
@@ -500,9 +548,11 @@ void Simulator::wake_no_longer_fitting() {
       ++it;
       continue;
     }
-    for (const auto& k : it->second) {
-      job(k.slot).parked = Parked::kNo;
-      armed_.insert(k);
+    auto& parked = it->second;
+    while (!parked.empty()) {
+      auto node = parked.extract(parked.begin());
+      job(node.value().slot).parked = Parked::kNo;
+      armed_.insert(std::move(node));
     }
     it = fits_parked_.erase(it);
   }
