@@ -53,6 +53,9 @@ struct TeamRun {
   std::set<PendKey> dormant, refused;
   std::int64_t flat_wake_free = std::numeric_limits<std::int64_t>::max();  // flat pool: wake at this many free GPUs
   std::uint32_t dormant_multi_node = 0;  // dormant preemptors bigger than a node
+  // At most the GPUs one node must offer (free plus victims) for one of the
+  // dormant preemptors to fit: its size, or a whole node for a bigger one.
+  std::int32_t dormant_node_need = std::numeric_limits<std::int32_t>::max();
   std::uint64_t bait_labels = 0;
 };
 
@@ -104,13 +107,12 @@ class Simulator {
   void make_dormant(const PendKey& k, std::int64_t flat_need);
   void wake(std::int32_t team);
   void wake_refused(std::int32_t team);
-  void wake_on_start(const SimJob& started);
   void wake_after_release(const SimJob& stopped);
   void wake_no_longer_fitting();
   void reclaim_pass(TimePoint now);
   bool try_reclaim(std::uint32_t slot, TimePoint now);
   struct VictimSet;
-  VictimSet victim_set_for(const SimJob& j) const;
+  VictimSet victim_set_for(const SimJob& j);
   bool add_victim(VictimSet& vs, const SimJob& j, std::uint32_t vslot);  // true: enough
   void displace(std::uint32_t slot, TimePoint now, VictimSet& vs);
   void backfill(TimePoint now);
@@ -134,10 +136,12 @@ class Simulator {
   std::vector<SimJob> jobs_;  // slots; active jobs only, reused via free list
   std::vector<std::uint32_t> free_slots_;
   PendingQueue pending_;
+  std::int64_t pending_gpuless_ = 0;  // pending jobs that need no GPU (they always fit)
   // Pending jobs of rank > low that the preemption pass tries, in queue
   // order; the others are dormant in their team (TeamRun::dormant).
   std::set<PendKey> armed_;
-  std::set<std::pair<std::int64_t, std::int32_t>> flat_wake_;  // (free GPUs, team) on a flat pool
+  std::set<std::pair<std::int64_t, std::int32_t>> flat_wake_;  // (free GPUs, team): wake at this many free
+  std::set<std::pair<std::int32_t, std::int32_t>> node_wake_;  // (TeamRun::dormant_node_need, team)
   std::set<std::int32_t> multi_node_dormant_teams_;
   // Preemptors whose last try found that they fit as they are (the main
   // scheduler's or backfill's business), by GPUs: tried again once they no
@@ -166,6 +170,11 @@ class Simulator {
   bool judges_bait_ = false;  // the policy has a bait detector to score
   bool may_refuse_ = false;   // the policy may refuse in-team victims (SchedPolicy::may_refuse_in_team)
   std::vector<NodeShare> scratch_placement_;
+  // The current victim set's tallies (victim_set_for): GPUs freed per node,
+  // GPUs chosen per team, and which entries are non-zero.
+  std::vector<std::int32_t> freed_on_node_;
+  std::vector<double> taken_of_team_;
+  std::vector<std::int32_t> freed_touched_, taken_touched_;
   std::vector<const SimJob*> batch_jobs_;  // scratch for the per-cycle priority pass
   std::vector<PendKey> batch_keys_;
   std::vector<std::uint64_t> batch_prio_;
@@ -245,6 +254,7 @@ void Simulator::enqueue(std::uint32_t slot) {
   j.state = JobState::kPending;
   const PendKey k = pending_.insert({PendKey::order_of(j.priority, j.id), slot, 0});
   j.queue_epoch = k.epoch;
+  if (j.gpus == 0) ++pending_gpuless_;
   if (j.rank > kRankLow) armed_.insert(k);
 }
 
@@ -252,6 +262,7 @@ void Simulator::dequeue(std::uint32_t slot) {
   auto& j = job(slot);
   const PendKey k{PendKey::order_of(j.priority, j.id), slot, j.queue_epoch};
   pending_.erase(k);
+  if (j.gpus == 0) --pending_gpuless_;
   if (j.rank <= kRankLow) return;
   if (j.parked == Parked::kFits) {
     auto it = fits_parked_.find(j.gpus);
@@ -295,7 +306,20 @@ void Simulator::start(std::uint32_t slot, TimePoint now, const std::vector<NodeS
   tr.running[static_cast<size_t>(j.rank)].insert({j.start, j.id, slot});
   tr.running_gpus[static_cast<size_t>(j.rank)] += j.gpus;
   ++tr.changes;
-  wake_on_start(j);
+  // A start takes the GPUs it adds as victims, on the same nodes: it helps
+  // no failed try (see wake), except as a change of the team's running set.
+  // But a free-count threshold is now that much lower (free + victims is
+  // what counts, and the victims grew). With a bait detector to score, the
+  // team's failed preemptors are tried again all the same: the retry is
+  // what makes the new job a judged candidate (SimJob::involved), as when
+  // every preemptor was tried at every pass.
+  if (judges_bait_ && j.rank < kMaxRank) wake(j.team);
+  else wake_refused(j.team);
+  if (j.rank < kMaxRank && tr.flat_wake_free != std::numeric_limits<std::int64_t>::max() && j.gpus > 0) {
+    flat_wake_.erase({tr.flat_wake_free, j.team});
+    tr.flat_wake_free -= j.gpus;
+    flat_wake_.insert({tr.flat_wake_free, j.team});
+  }
   for (const auto& p : j.placement) node_jobs_[static_cast<size_t>(p.node)].push_back(slot);
   if (!fits_parked_.empty()) wake_no_longer_fitting();
   running_by_end_.insert({now + j.runtime, slot});
@@ -404,8 +428,10 @@ void Simulator::cycle(TimePoint now) {
     tr.refused.clear();
     tr.flat_wake_free = std::numeric_limits<std::int64_t>::max();
     tr.dormant_multi_node = 0;
+    tr.dormant_node_need = std::numeric_limits<std::int32_t>::max();
   }
   flat_wake_.clear();
+  node_wake_.clear();
   multi_node_dormant_teams_.clear();
   fits_parked_.clear();
   for (const auto& k : batch_keys_) {
@@ -466,6 +492,11 @@ void Simulator::make_dormant(const PendKey& k, std::int64_t flat_need) {
   auto& tr = team(j.team);
   (j.preempt_try != 0 ? tr.refused : tr.dormant).insert(armed_.extract(k));
   j.parked = Parked::kDormant;
+  if (const auto need = std::min(j.gpus, pool_.gpus_per_node()); !pool_.flat() && need < tr.dormant_node_need) {
+    node_wake_.erase({tr.dormant_node_need, j.team});
+    tr.dormant_node_need = need;
+    node_wake_.insert({need, j.team});
+  }
   if (flat_need != std::numeric_limits<std::int64_t>::max()) {
     if (flat_need < tr.flat_wake_free) {
       flat_wake_.erase({tr.flat_wake_free, j.team});
@@ -479,16 +510,23 @@ void Simulator::make_dormant(const PendKey& k, std::int64_t flat_need) {
 }
 
 // A failed try of preemptor j (team T, rank r) depends on: the cycle (the
-// verdicts), T's running jobs below rank r (the victims), and the free GPUs
-// its victims would add to. So it is retried after a cycle, after T starts
-// a job below rank r (one victim more), and after GPUs come free where they
-// could complete a victim set: on a flat pool when the free count reaches
-// what it lacked; on nodes, on a node where T runs jobs, or (a job bigger
+// verdicts), and per node the free GPUs plus T's running jobs below rank r
+// there (what the node could offer it). A start of one of T's jobs does not
+// raise that anywhere (it takes as many GPUs as it adds as victim, on the
+// same node; on a flat pool the same holds for the totals), nor does a stop
+// of a victim that is not a release. So it is retried after a cycle and
+// after GPUs come free where they could complete a victim set: on a flat
+// pool when the free count reaches what it lacked; on nodes, when a node's
+// offer to T reaches what a dormant preemptor of T needs, or (a job bigger
 // than a node) when a node becomes empty. A try the policy refused a victim
 // in is retried after any change to T's running jobs, as before (the
 // verdicts are taken to hold until then: try_preempt's stamp).
 void Simulator::wake(std::int32_t t) {
   auto& tr = team(t);
+  if (tr.dormant_node_need != std::numeric_limits<std::int32_t>::max()) {
+    node_wake_.erase({tr.dormant_node_need, t});
+    tr.dormant_node_need = std::numeric_limits<std::int32_t>::max();
+  }
   if (tr.flat_wake_free != std::numeric_limits<std::int64_t>::max()) {
     flat_wake_.erase({tr.flat_wake_free, t});
     tr.flat_wake_free = std::numeric_limits<std::int64_t>::max();
@@ -518,28 +556,6 @@ void Simulator::wake_refused(std::int32_t t) {
   }
 }
 
-void Simulator::wake_on_start(const SimJob& started) {
-  if (started.rank == kRankLow) {  // a victim for every preemptor of its team
-    wake(started.team);
-    return;
-  }
-  wake_refused(started.team);
-  auto& tr = team(started.team);
-  for (auto it = tr.dormant.begin(); it != tr.dormant.end();) {
-    auto& j = job(it->slot);
-    if (j.rank <= started.rank) {
-      ++it;
-      continue;
-    }
-    auto next = std::next(it);
-    j.parked = Parked::kNo;
-    if (!pool_.flat() && j.gpus > pool_.gpus_per_node() && tr.dormant_multi_node > 0 &&
-        --tr.dormant_multi_node == 0)
-      multi_node_dormant_teams_.erase(started.team);
-    armed_.insert(tr.dormant.extract(it));
-    it = next;
-  }
-}
 
 // A job started: GPUs were taken, so a parked preemptor may no longer fit.
 void Simulator::wake_no_longer_fitting() {
@@ -561,10 +577,31 @@ void Simulator::wake_no_longer_fitting() {
 void Simulator::wake_after_release(const SimJob& stopped) {
   while (!flat_wake_.empty() && flat_wake_.begin()->first <= pool_.free()) wake(flat_wake_.begin()->second);
   if (pool_.flat()) return;
+  // A team's failed try can succeed on this node only if the node's free
+  // GPUs plus the team's possible victims on it (its jobs below the top
+  // rank) now reach what one of its dormant preemptors needs there. With no
+  // victims there that is the free GPUs alone: then the preemptor fits, and
+  // is woken to be parked as fitting (a dormant preemptor never fits).
   bool emptied = false;
   for (const auto& p : stopped.placement) {
-    for (const auto other : node_jobs_[static_cast<size_t>(p.node)]) wake(job(other).team);
-    if (pool_.node_free(p.node) == pool_.gpus_per_node()) emptied = true;
+    const auto& on_node = node_jobs_[static_cast<size_t>(p.node)];
+    const auto node_free = pool_.node_free(p.node);
+    while (!node_wake_.empty() && node_wake_.begin()->first <= node_free) wake(node_wake_.begin()->second);
+    for (size_t i = 0; i < on_node.size(); ++i) {
+      const auto t = job(on_node[i]).team;
+      auto& tr = team(t);
+      if (tr.dormant.empty() && tr.refused.empty()) continue;
+      bool seen = false;
+      for (size_t k = 0; k < i && !seen; ++k) seen = job(on_node[k]).team == t;
+      if (seen) continue;
+      std::int64_t offer = node_free;
+      for (const auto s : on_node) {
+        const auto& o = job(s);
+        if (o.team == t && o.rank < kMaxRank) offer += o.placement.size() == 1 ? o.gpus : pool_.gpus_per_node();
+      }
+      if (offer >= tr.dormant_node_need) wake(t);
+    }
+    if (node_free == pool_.gpus_per_node()) emptied = true;
   }
   while (emptied && !multi_node_dormant_teams_.empty()) wake(*multi_node_dormant_teams_.begin());
 }
@@ -574,8 +611,6 @@ void Simulator::wake_after_release(const SimJob& stopped) {
 // on enough whole nodes for a multi-node job.
 struct Simulator::VictimSet {
   std::vector<std::uint32_t> chosen;
-  std::unordered_map<std::int32_t, std::int32_t> freed_on_node;
-  std::unordered_map<std::int32_t, double> taken_of_team;  // GPUs chosen per team
   std::int64_t freed = 0;
   std::vector<std::int32_t> target_nodes;
   bool enough = false;
@@ -584,7 +619,16 @@ struct Simulator::VictimSet {
   size_t nodes_needed = 1, victim_nodes_needed = 1;
 };
 
-Simulator::VictimSet Simulator::victim_set_for(const SimJob& j) const {
+Simulator::VictimSet Simulator::victim_set_for(const SimJob& j) {
+  // One victim set at a time: the per-node and per-team tallies live in
+  // scratch arrays, cleared here where the last set touched them.
+  for (const auto n : freed_touched_) freed_on_node_[static_cast<size_t>(n)] = 0;
+  for (const auto t : taken_touched_) taken_of_team_[static_cast<size_t>(t)] = 0;
+  freed_touched_.clear();
+  taken_touched_.clear();
+  if (freed_on_node_.size() < static_cast<size_t>(pool_.node_count()))
+    freed_on_node_.resize(static_cast<size_t>(pool_.node_count()), 0);
+  if (taken_of_team_.size() < teams_.size()) taken_of_team_.resize(teams_.size(), 0.0);
   VictimSet vs;
   vs.flat = pool_.flat();
   vs.per_node = pool_.gpus_per_node();
@@ -599,14 +643,16 @@ Simulator::VictimSet Simulator::victim_set_for(const SimJob& j) const {
 bool Simulator::add_victim(VictimSet& vs, const SimJob& j, std::uint32_t vslot) {
   const SimJob& v = job(vslot);
   vs.chosen.push_back(vslot);
-  vs.taken_of_team[v.team] += v.gpus;
+  taken_touched_.push_back(v.team);
+  taken_of_team_[static_cast<size_t>(v.team)] += v.gpus;
   if (vs.flat) {
     vs.freed += v.gpus;
     vs.enough = pool_.free() + vs.freed >= j.gpus;
     return vs.enough;
   }
   for (const auto& s : v.placement) {
-    const auto f = (vs.freed_on_node[s.node] += s.gpus);
+    freed_touched_.push_back(s.node);
+    const auto f = (freed_on_node_[static_cast<size_t>(s.node)] += s.gpus);
     const auto node_free = pool_.node_free(s.node) + f;
     if (!vs.multi_node && node_free >= j.gpus) {
       vs.target_nodes.assign(1, s.node);
@@ -700,7 +746,7 @@ bool Simulator::try_reclaim(std::uint32_t slot, TimePoint now) {
     bool team_done = false;
     for (int r = 0; r <= j.rank && !vs.enough && !team_done; ++r) {
       for (const auto& rk : vt.running[static_cast<size_t>(r)]) {
-        const double taken = vs.taken_of_team.count(t) ? vs.taken_of_team[t] : 0.0;
+        const double taken = taken_of_team_[static_cast<size_t>(t)];
         if (!policy_->allow_reclaim(j, job(rk.slot), now, taken).allowed) {
           team_done = true;  // the team is at its entitlement, or not reclaimable
           break;
@@ -775,6 +821,8 @@ void Simulator::backfill(TimePoint now) {
   // before then or fits in the GPUs the head will not need. As in Slurm, no
   // reservation is made for a start beyond the backfill window: then any
   // job that fits may start. So the walk over running jobs stops there.
+  // Nothing fits: the pass could start nothing, so it need not look.
+  if (pool_.nothing_fits() && pending_gpuless_ == 0) return;
   auto walk = pending_.walk();
   const auto head = *walk.next();
   const auto head_gpus = job(head.slot).gpus;
@@ -793,6 +841,7 @@ void Simulator::backfill(TimePoint now) {
   }
   std::int32_t depth = 0;
   for (; depth < options_.backfill_depth; ++depth) {
+    if (pool_.nothing_fits() && pending_gpuless_ == 0) break;  // nothing more can start
     const PendKey* k = walk.next();
     if (!k) break;
     const auto slot = k->slot;
