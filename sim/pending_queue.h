@@ -46,6 +46,28 @@ struct PendKey {
   bool operator<(const PendKey& o) const { return order < o.order; }
 };
 
+// Sorts keys by order, the same result as std::sort (the keys are unique):
+// a least-significant-byte radix sort over the bytes in which the keys
+// differ, for the per-cycle sort of a long queue; std::sort below that.
+inline void sort_keys(std::vector<PendKey>& keys, std::vector<PendKey>& scratch) {
+  const std::size_t n = keys.size();
+  if (n < 2048) {
+    std::sort(keys.begin(), keys.end());
+    return;
+  }
+  std::uint64_t varying = 0;
+  for (const auto& k : keys) varying |= k.order ^ keys[0].order;
+  scratch.resize(n);
+  for (int shift = 0; shift < 64; shift += 8) {
+    if (((varying >> shift) & 0xFF) == 0) continue;
+    std::size_t count[257] = {};
+    for (const auto& k : keys) ++count[((k.order >> shift) & 0xFF) + 1];
+    for (int b = 0; b < 256; ++b) count[b + 1] += count[b];
+    for (const auto& k : keys) scratch[count[(k.order >> shift) & 0xFF]++] = k;
+    keys.swap(scratch);
+  }
+}
+
 class PendingQueue {
  public:
   class Walk;

@@ -176,7 +176,7 @@ class Simulator {
   std::vector<double> taken_of_team_;
   std::vector<std::int32_t> freed_touched_, taken_touched_;
   std::vector<const SimJob*> batch_jobs_;  // scratch for the per-cycle priority pass
-  std::vector<PendKey> batch_keys_;
+  std::vector<PendKey> batch_keys_, sort_scratch_;
   std::vector<std::uint64_t> batch_prio_;
 };
 
@@ -420,7 +420,7 @@ void Simulator::cycle(TimePoint now) {
     j.priority = batch_prio_[i];
     k.order = PendKey::order_of(j.priority, j.id);
   }
-  std::sort(batch_keys_.begin(), batch_keys_.end());
+  sort_keys(batch_keys_, sort_scratch_);
   // A new cycle: every verdict may differ, so every preemptor is tried again.
   armed_.clear();
   for (auto& tr : teams_) {
