@@ -50,7 +50,7 @@ struct TeamRun {
   // Its pending preemptors whose last try failed and cannot succeed before
   // something they depend on changes (Simulator::wake); `refused`: the
   // policy refused a victim in that try (retried after any team change).
-  std::set<PendKey> dormant, refused;
+  std::vector<std::uint32_t> dormant, refused;  // slots (SimJob::park_index)
   std::int64_t flat_wake_free = std::numeric_limits<std::int64_t>::max();  // flat pool: wake at this many free GPUs
   std::uint32_t dormant_multi_node = 0;  // dormant preemptors bigger than a node
   // At most the GPUs one node must offer (free plus victims) for one of the
@@ -107,6 +107,13 @@ class Simulator {
   void make_dormant(const PendKey& k, std::int64_t flat_need);
   void wake(std::int32_t team);
   void wake_refused(std::int32_t team);
+  void arm(std::uint32_t slot);
+  void park(std::uint32_t slot, Parked where);
+  void unpark(std::uint32_t slot);
+  PendKey key_of(std::uint32_t slot) {
+    const auto& j = job(slot);
+    return {PendKey::order_of(j.priority, j.id), slot, j.queue_epoch};
+  }
   void wake_after_release(const SimJob& stopped);
   void wake_no_longer_fitting();
   void reclaim_pass(TimePoint now);
@@ -146,7 +153,7 @@ class Simulator {
   // Preemptors whose last try found that they fit as they are (the main
   // scheduler's or backfill's business), by GPUs: tried again once they no
   // longer fit.
-  std::map<std::int32_t, std::set<PendKey>> fits_parked_;
+  std::map<std::int32_t, std::vector<std::uint32_t>> fits_parked_;  // GPUs -> slots
   std::vector<std::vector<std::uint32_t>> node_jobs_;  // node -> running slots on it
   std::set<std::pair<TimePoint, std::uint32_t>> running_by_end_;
   std::priority_queue<EndEvent, std::vector<EndEvent>, std::greater<>> ends_;
@@ -264,24 +271,8 @@ void Simulator::dequeue(std::uint32_t slot) {
   pending_.erase(k);
   if (j.gpus == 0) --pending_gpuless_;
   if (j.rank <= kRankLow) return;
-  if (j.parked == Parked::kFits) {
-    auto it = fits_parked_.find(j.gpus);
-    it->second.erase(k);
-    if (it->second.empty()) fits_parked_.erase(it);
-    j.parked = Parked::kNo;
-    return;
-  }
-  if (j.parked == Parked::kNo) {
-    armed_.erase(k);
-    return;
-  }
-  auto& tr = team(j.team);
-  tr.dormant.erase(k);
-  tr.refused.erase(k);
-  j.parked = Parked::kNo;
-  if (!pool_.flat() && j.gpus > pool_.gpus_per_node() && tr.dormant_multi_node > 0 &&
-      --tr.dormant_multi_node == 0)
-    multi_node_dormant_teams_.erase(j.team);
+  if (j.parked == Parked::kNo) armed_.erase(k);
+  else unpark(slot);  // a team's counters for its dormant ones may now overstate: harmless
 }
 
 void Simulator::start(std::uint32_t slot, TimePoint now, const std::vector<NodeShare>* placed) {
@@ -421,23 +412,16 @@ void Simulator::cycle(TimePoint now) {
     k.order = PendKey::order_of(j.priority, j.id);
   }
   sort_keys(batch_keys_, sort_scratch_);
-  // A new cycle: every verdict may differ, so every preemptor is tried again.
+  // A new cycle: every verdict may differ, so every preemptor a verdict
+  // stopped is tried again. One that failed for want of GPUs (or fits as
+  // it is) stays parked: the cycle changed no GPU and no victim. The
+  // parked lists hold slots, not keys, so new priorities need nothing there.
   armed_.clear();
-  for (auto& tr : teams_) {
-    tr.dormant.clear();
-    tr.refused.clear();
-    tr.flat_wake_free = std::numeric_limits<std::int64_t>::max();
-    tr.dormant_multi_node = 0;
-    tr.dormant_node_need = std::numeric_limits<std::int32_t>::max();
-  }
-  flat_wake_.clear();
-  node_wake_.clear();
-  multi_node_dormant_teams_.clear();
-  fits_parked_.clear();
   for (const auto& k : batch_keys_) {
     auto& j = job(k.slot);
-    j.parked = Parked::kNo;
-    if (j.rank > kRankLow) armed_.insert(armed_.end(), k);
+    if (j.rank <= kRankLow) continue;
+    if (j.parked == Parked::kRefused) unpark(k.slot);
+    if (j.parked == Parked::kNo) armed_.insert(armed_.end(), k);
   }
   pending_.rebuild(batch_keys_);
 }
@@ -480,8 +464,7 @@ void Simulator::preemption_pass(TimePoint now) {
       // with time alone, and the first refusal starts try_preempt's stamp.
       if (!may_refuse_ || job(k.slot).preempt_try != 0) make_dormant(k, flat_need);
     } else if (result == TryResult::kFits) {
-      fits_parked_[job(k.slot).gpus].insert(armed_.extract(k));
-      job(k.slot).parked = Parked::kFits;
+      park(k.slot, Parked::kFits);
     }
     it = armed_.upper_bound(k);
   }
@@ -490,8 +473,7 @@ void Simulator::preemption_pass(TimePoint now) {
 void Simulator::make_dormant(const PendKey& k, std::int64_t flat_need) {
   auto& j = job(k.slot);
   auto& tr = team(j.team);
-  (j.preempt_try != 0 ? tr.refused : tr.dormant).insert(armed_.extract(k));
-  j.parked = Parked::kDormant;
+  park(k.slot, j.preempt_try != 0 ? Parked::kRefused : Parked::kDormant);
   if (const auto need = std::min(j.gpus, pool_.gpus_per_node()); !pool_.flat() && need < tr.dormant_node_need) {
     node_wake_.erase({tr.dormant_node_need, j.team});
     tr.dormant_node_need = need;
@@ -535,27 +517,48 @@ void Simulator::wake(std::int32_t t) {
     tr.dormant_multi_node = 0;
     multi_node_dormant_teams_.erase(t);
   }
-  for (auto* set : {&tr.dormant, &tr.refused})
-    while (!set->empty()) {
-      auto node = set->extract(set->begin());
-      job(node.value().slot).parked = Parked::kNo;
-      armed_.insert(std::move(node));
-    }
+  for (const auto slot : tr.dormant) arm(slot);
+  tr.dormant.clear();
+  wake_refused(t);
 }
 
 void Simulator::wake_refused(std::int32_t t) {
   auto& tr = team(t);
-  while (!tr.refused.empty()) {
-    auto node = tr.refused.extract(tr.refused.begin());
-    auto& j = job(node.value().slot);
-    j.parked = Parked::kNo;
-    if (!pool_.flat() && j.gpus > pool_.gpus_per_node() && tr.dormant_multi_node > 0 &&
-        --tr.dormant_multi_node == 0)
-      multi_node_dormant_teams_.erase(t);
-    armed_.insert(std::move(node));
-  }
+  for (const auto slot : tr.refused) arm(slot);
+  tr.refused.clear();
 }
 
+void Simulator::arm(std::uint32_t slot) {
+  auto& j = job(slot);
+  j.parked = Parked::kNo;
+  armed_.insert(key_of(slot));
+}
+
+// Takes a parked preemptor out of its list (swap with the last).
+void Simulator::unpark(std::uint32_t slot) {
+  auto& j = job(slot);
+  std::vector<std::uint32_t>* list = nullptr;
+  if (j.parked == Parked::kFits) list = &fits_parked_[j.gpus];
+  else if (j.parked == Parked::kDormant) list = &team(j.team).dormant;
+  else if (j.parked == Parked::kRefused) list = &team(j.team).refused;
+  if (!list) return;
+  const auto last = list->back();
+  (*list)[j.park_index] = last;
+  job(last).park_index = j.park_index;
+  list->pop_back();
+  if (j.parked == Parked::kFits && list->empty()) fits_parked_.erase(j.gpus);
+  j.parked = Parked::kNo;
+}
+
+void Simulator::park(std::uint32_t slot, Parked where) {
+  auto& j = job(slot);
+  armed_.erase(key_of(slot));
+  auto& list = where == Parked::kFits ? fits_parked_[j.gpus]
+               : where == Parked::kDormant ? team(j.team).dormant : team(j.team).refused;
+  j.park_index = static_cast<std::uint32_t>(list.size());
+  list.push_back(slot);
+  j.parked = where;
+}
 
 // A job started: GPUs were taken, so a parked preemptor may no longer fit.
 void Simulator::wake_no_longer_fitting() {
@@ -564,12 +567,7 @@ void Simulator::wake_no_longer_fitting() {
       ++it;
       continue;
     }
-    auto& parked = it->second;
-    while (!parked.empty()) {
-      auto node = parked.extract(parked.begin());
-      job(node.value().slot).parked = Parked::kNo;
-      armed_.insert(std::move(node));
-    }
+    for (const auto slot : it->second) arm(slot);
     it = fits_parked_.erase(it);
   }
 }
