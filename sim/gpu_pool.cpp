@@ -16,6 +16,7 @@ GpuPool::GpuPool(std::int32_t gpus, std::int32_t gpus_per_node)
     node_free_.assign(static_cast<size_t>(nodes), per_node_);
     by_free_.resize(static_cast<size_t>(per_node_) + 1);
     for (std::int32_t n = 0; n < nodes; ++n) by_free_[static_cast<size_t>(per_node_)].insert(n);
+    max_free_ = per_node_;
   }
 }
 
@@ -24,16 +25,6 @@ std::int32_t GpuPool::held_gpus(std::int32_t gpus) const {
   return (gpus + per_node_ - 1) / per_node_ * per_node_;
 }
 
-bool GpuPool::fits(std::int32_t gpus) const {
-  if (flat()) return gpus <= free_;
-  if (gpus <= per_node_) {
-    for (auto f = static_cast<size_t>(gpus); f < by_free_.size(); ++f)
-      if (!by_free_[f].empty()) return true;
-    return false;
-  }
-  const auto nodes = static_cast<size_t>(held_gpus(gpus) / per_node_);
-  return by_free_[static_cast<size_t>(per_node_)].size() >= nodes;
-}
 
 void GpuPool::set_node_free(std::int32_t node, std::int32_t value) {
   auto& cur = node_free_[static_cast<size_t>(node)];
@@ -41,6 +32,8 @@ void GpuPool::set_node_free(std::int32_t node, std::int32_t value) {
   free_ += value - cur;
   cur = value;
   by_free_[static_cast<size_t>(cur)].insert(node);
+  if (value > max_free_) max_free_ = value;
+  while (max_free_ > 0 && by_free_[static_cast<size_t>(max_free_)].empty()) --max_free_;
 }
 
 bool GpuPool::place(std::int32_t gpus, std::vector<NodeShare>& placement) {

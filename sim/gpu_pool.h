@@ -39,8 +39,14 @@ class GpuPool {
 
   // GPUs a request of `gpus` really holds: whole nodes above K.
   std::int32_t held_gpus(std::int32_t gpus) const;
-  // Could `gpus` start now on free GPUs?
-  bool fits(std::int32_t gpus) const;
+  // Could `gpus` start now on free GPUs? O(1).
+  bool fits(std::int32_t gpus) const {
+    if (flat()) return gpus <= free_;
+    if (gpus <= per_node_) return gpus <= max_free_;
+    return static_cast<std::int64_t>(by_free_.back().size()) * per_node_ >= held_gpus(gpus);
+  }
+  // Nothing but a GPU-less job could start now.
+  bool nothing_fits() const { return flat() ? free_ == 0 : max_free_ == 0; }
   // Take GPUs; false (and nothing taken) when they do not fit.
   bool place(std::int32_t gpus, std::vector<NodeShare>& placement);
   // Take GPUs on a given set of nodes (after preemption freed them).
@@ -54,6 +60,7 @@ class GpuPool {
   std::int32_t total_, per_node_, free_;
   std::vector<std::int32_t> node_free_;
   std::vector<std::set<std::int32_t>> by_free_;  // free count -> nodes
+  std::int32_t max_free_ = 0;                     // most free GPUs on one node
 };
 
 }  // namespace gpufair::sim

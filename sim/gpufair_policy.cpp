@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <stdexcept>
 
 #include "policies.h"
@@ -9,7 +10,8 @@ namespace gpufair::sim {
 GpufairPolicy::GpufairPolicy(const Config& config)
     : engine_(config),
       team_level_(config.team_level),
-      reclaims_(config.jump.reclaim != Reclaim::kOff && config.preempt_scope == PreemptScope::kTeam) {}
+      reclaims_(config.jump.reclaim != Reclaim::kOff && config.preempt_scope == PreemptScope::kTeam),
+      refuses_(config.bait.block != BaitBlock::kNever) {}
 
 void GpufairPolicy::add_account(std::int32_t account, const std::string& path, std::int32_t team,
                                 double shares) {
@@ -46,6 +48,14 @@ JobRef GpufairPolicy::ref(const SimJob& job) const {
   r.priority = static_cast<std::uint32_t>(std::min<std::uint64_t>(job.priority, UINT32_MAX));
   r.runnable = true;
   return r;
+}
+
+void GpufairPolicy::observe_pending_all(const std::vector<const SimJob*>& jobs) {
+  batch_refs_.clear();
+  for (const auto* j : jobs) batch_refs_.push_back(ref(*j));
+  // Every job's team is known (add_account ran for its account), so the
+  // batch call skips none: the same as observe_pending for each in turn.
+  engine_.observe_pending(std::span<const JobRef>(batch_refs_));
 }
 
 PriorityInput GpufairPolicy::input(const SimJob& job) const {

@@ -43,7 +43,9 @@ cluster (a scenario sets these; the flags override it):
   --gpus-per-node K       jobs of <= K GPUs fit on one node, bigger ones take whole nodes
                           (default: one pool)
   --no-backfill           main scheduler only (default: EASY backfill every 30 s)
-  --backfill-interval D   e.g. 30s, 1m
+  --backfill-interval D   e.g. 30s, 1m (Slurm's bf_interval; default 30s)
+  --backfill-depth N      jobs a backfill pass looks at (bf_max_job_test; default 500)
+  --backfill-window D     no reservation for a start later than this (bf_window; default 1d)
   --preempt-mode M        requeue (default; the victim goes back to the queue) or cancel
   --horizon D             stop at simulated time D (default: scenario duration, or when
                           every trace job is done)
@@ -200,7 +202,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> policies, sets;
   bool quiet = false, skip_bad = false, no_backfill = false, counterfactual = false;
   std::optional<std::int32_t> gpus, per_node;
-  std::optional<Seconds> horizon, measure_from, bf_interval;
+  std::optional<Seconds> horizon, measure_from, bf_interval, bf_window;
+  std::optional<std::int32_t> bf_depth;
   std::optional<PreemptMode> preempt_mode;
   std::uint64_t seed = 0;
   for (int i = 1; i < argc; ++i) {
@@ -216,6 +219,8 @@ int main(int argc, char** argv) {
     else if (a == "--gpus-per-node") per_node = static_cast<std::int32_t>(int_arg(a, value(), 0, 1024));
     else if (a == "--no-backfill") no_backfill = true;
     else if (a == "--backfill-interval") bf_interval = duration_arg(a, value());
+    else if (a == "--backfill-depth") bf_depth = static_cast<std::int32_t>(int_arg(a, value(), 1, 10'000'000));
+    else if (a == "--backfill-window") bf_window = duration_arg(a, value());
     else if (a == "--preempt-mode") {
       const auto v = value();
       if (v == "requeue") preempt_mode = PreemptMode::kRequeue;
@@ -265,6 +270,8 @@ int main(int argc, char** argv) {
     if (per_node) options.gpus_per_node = *per_node;
     if (no_backfill) options.backfill = false;
     if (bf_interval) options.backfill_interval = std::max<Seconds>(1, *bf_interval);
+    if (bf_depth) options.backfill_depth = *bf_depth;
+    if (bf_window) options.backfill_window = std::max<Seconds>(1, *bf_window);
     if (preempt_mode) options.preempt_mode = *preempt_mode;
     if (horizon) options.horizon = *horizon;
     if (measure_from) options.measure_from = *measure_from;

@@ -20,6 +20,7 @@ class FifoPolicy final : public SchedPolicy {
   void begin_cycle(TimePoint) override {}
   void observe_running(const SimJob&, TimePoint) override {}
   void observe_pending(const SimJob&) override {}
+  void observe_pending_all(const std::vector<const SimJob*>&) override {}
   void end_cycle(TimePoint) override {}
   void job_ended(const SimJob&, TimePoint) override {}
   std::uint64_t priority(const SimJob& job, TimePoint now) const override;
@@ -46,6 +47,7 @@ class MultifactorPolicy final : public SchedPolicy {
   void begin_cycle(TimePoint now) override;
   void observe_running(const SimJob& job, TimePoint now) override;
   void observe_pending(const SimJob&) override {}
+  void observe_pending_all(const std::vector<const SimJob*>&) override {}
   void end_cycle(TimePoint now) override;
   void job_ended(const SimJob& job, TimePoint end) override;
   std::uint64_t priority(const SimJob& job, TimePoint now) const override;
@@ -83,6 +85,7 @@ class GpufairPolicy final : public SchedPolicy {
     engine_.observe_running(ref(job), now + kEpoch);
   }
   void observe_pending(const SimJob& job) override { engine_.observe_pending(ref(job)); }
+  void observe_pending_all(const std::vector<const SimJob*>& jobs) override;
   void end_cycle(TimePoint now) override { engine_.end_cycle(now + kEpoch); }
   void job_ended(const SimJob& job, TimePoint end) override { engine_.job_ended(job.id, end + kEpoch); }
   std::uint64_t priority(const SimJob& job, TimePoint now) const override;
@@ -93,6 +96,7 @@ class GpufairPolicy final : public SchedPolicy {
                                   TimePoint now) const override;
   RecordedPreemption record_preemption(const SimJob& preemptor, const SimJob& victim,
                                        TimePoint now) override;
+  bool may_refuse_in_team() const override { return refuses_; }
   bool reclaims() const override { return reclaims_; }
   PreemptVerdict allow_reclaim(const SimJob& reclaimer, const SimJob& victim, TimePoint now,
                                double taken) const override;
@@ -112,8 +116,10 @@ class GpufairPolicy final : public SchedPolicy {
   Engine engine_;
   int team_level_;
   bool reclaims_;
+  bool refuses_;  // the bait rule may block a jump (bait_block != never)
   mutable std::vector<PriorityInput> batch_in_;   // scratch for priorities()
   mutable std::vector<std::uint32_t> batch_out_;
+  std::vector<JobRef> batch_refs_;  // scratch for observe_pending_all()
   std::vector<TeamId> account_team_;  // simulator account -> engine team
   std::vector<TeamId> team_map_;      // simulator team -> engine team
 };

@@ -331,7 +331,7 @@ Scenario load_scenario(const std::string& path, std::uint64_t seed_override) {
   }
   const auto* cluster = root.find("cluster");
   if (!cluster) r.fail(root, "the scenario needs 'cluster' with at least 'gpus'");
-  r.check_keys(*cluster, {"gpus", "gpus_per_node", "backfill", "backfill_interval", "backfill_depth", "preempt_mode"}, "cluster");
+  r.check_keys(*cluster, {"gpus", "gpus_per_node", "backfill", "backfill_interval", "backfill_depth", "backfill_window", "preempt_mode"}, "cluster");
   if (!cluster->find("gpus")) r.fail(*cluster, "cluster needs 'gpus'");
   o.gpus = static_cast<std::int32_t>(r.number(*cluster->find("gpus"), "gpus", 1, 1e8));
   if (const auto* v = cluster->find("gpus_per_node")) {
@@ -344,6 +344,10 @@ Scenario load_scenario(const std::string& path, std::uint64_t seed_override) {
     if (o.backfill_interval <= 0) r.fail(*v, "backfill_interval must be > 0");
   }
   if (const auto* v = cluster->find("backfill_depth")) o.backfill_depth = static_cast<std::int32_t>(r.number(*v, "backfill_depth", 1, 1e7));
+  if (const auto* v = cluster->find("backfill_window")) {
+    o.backfill_window = r.duration(*v, "backfill_window");
+    if (o.backfill_window <= 0) r.fail(*v, "backfill_window must be > 0");
+  }
   if (const auto* v = cluster->find("preempt_mode")) {
     const auto s = lower(r.scalar(*v, "preempt_mode"));
     if (s == "requeue") o.preempt_mode = PreemptMode::kRequeue;

@@ -11,7 +11,9 @@
 //     gpus: 64
 //     gpus_per_node: 8                # optional; 0 or missing = one pool
 //     backfill: true                  # EASY backfill (default true)
-//     backfill_interval: 30s
+//     backfill_interval: 30s          # Slurm's bf_interval (default 30s)
+//     backfill_depth: 500             # bf_max_job_test: jobs a backfill pass looks at (default 500)
+//     backfill_window: 1d             # bf_window: no reservation for a start later than this (default 1d)
 //     preempt_mode: requeue           # or cancel
 //   policy:                           # PriorityParameters keys (gpufair::parse_config)
 //     calc_period: 5m

@@ -56,6 +56,11 @@ class SchedPolicy {
   virtual void begin_cycle(TimePoint now) = 0;
   virtual void observe_running(const SimJob& job, TimePoint now) = 0;
   virtual void observe_pending(const SimJob& job) = 0;
+  // Every pending job of the cycle in queue order; policies may take them
+  // in one go (the plugin hands the core its whole walk under one lock).
+  virtual void observe_pending_all(const std::vector<const SimJob*>& jobs) {
+    for (const auto* j : jobs) observe_pending(*j);
+  }
   virtual void end_cycle(TimePoint now) = 0;
   virtual void job_ended(const SimJob& job, TimePoint end) = 0;
 
@@ -71,6 +76,11 @@ class SchedPolicy {
 
   virtual PreemptVerdict allow_preemption(const SimJob& preemptor, const SimJob& victim,
                                           TimePoint now) const = 0;
+  // Whether allow_preemption may ever refuse a victim of the preemptor's own
+  // team (the only ones the simulator offers). When it cannot, a failed try
+  // is a matter of GPUs alone, and the simulator need not repeat it until
+  // they change.
+  virtual bool may_refuse_in_team() const { return false; }
   virtual RecordedPreemption record_preemption(const SimJob& preemptor, const SimJob& victim,
                                                TimePoint now) = 0;
 

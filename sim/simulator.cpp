@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "gpu_pool.h"
+#include "pending_queue.h"
 #include "sched_policy.h"
 #include "sim_job.h"
 
@@ -22,19 +23,6 @@ namespace {
 constexpr TimePoint kNever = std::numeric_limits<TimePoint>::max();
 constexpr size_t kSeriesBuckets = 96;
 constexpr int kMaxRank = kRankHigh;
-
-// Queue order: higher priority first, then earlier submit, then lower id.
-struct PendKey {
-  std::uint64_t priority;
-  TimePoint submit;
-  JobId id;
-  std::uint32_t slot;
-  bool operator<(const PendKey& o) const {
-    if (priority != o.priority) return priority > o.priority;
-    if (submit != o.submit) return submit < o.submit;
-    return id < o.id;
-  }
-};
 
 // Victim order inside a team and rank: youngest first (the least work lost).
 struct RunKey {
@@ -59,6 +47,15 @@ struct TeamRun {
   std::array<std::set<RunKey>, kMaxRank + 1> running;  // by rank, victims first
   std::array<std::int64_t, kMaxRank + 1> running_gpus{};
   std::uint64_t changes = 0;  // bumped when the team's running set changes
+  // Its pending preemptors whose last try failed and cannot succeed before
+  // something they depend on changes (Simulator::wake); `refused`: the
+  // policy refused a victim in that try (retried after any team change).
+  std::vector<std::uint32_t> dormant, refused;  // slots (SimJob::park_index)
+  std::int64_t flat_wake_free = std::numeric_limits<std::int64_t>::max();  // flat pool: wake at this many free GPUs
+  std::uint32_t dormant_multi_node = 0;  // dormant preemptors bigger than a node
+  // At most the GPUs one node must offer (free plus victims) for one of the
+  // dormant preemptors to fit: its size, or a whole node for a bigger one.
+  std::int32_t dormant_node_need = std::numeric_limits<std::int32_t>::max();
   std::uint64_t bait_labels = 0;
 };
 
@@ -72,14 +69,17 @@ class Simulator {
         policy_(make_policy(policy, config)),
         pool_(options.gpus, options.gpus_per_node) {
     if (options_.backfill_interval <= 0) throw std::invalid_argument("backfill interval must be > 0");
+    if (options_.backfill_window <= 0) throw std::invalid_argument("backfill window must be > 0");
     policy_->set_cluster_gpus(options_.gpus);
     series_width_ = options_.horizon > 0
                         ? std::max<Seconds>(1, (options_.horizon + kSeriesBuckets - 1) / kSeriesBuckets)
                         : 3600;
     result_.policy = policy_->name();
     judges_bait_ = result_.policy == "gpufair";
+    may_refuse_ = policy_->may_refuse_in_team();
     result_.cluster_gpus = options_.gpus;
     result_.measure_from = options_.measure_from;
+    node_jobs_.resize(static_cast<size_t>(pool_.node_count()));
   }
 
   RunResult run();
@@ -102,11 +102,24 @@ class Simulator {
   void schedule(TimePoint now);
   void main_pass(TimePoint now);
   void preemption_pass(TimePoint now);
-  bool try_preempt(std::uint32_t slot, TimePoint now);
+  enum class TryResult { kStarted, kFits, kFailed };
+  TryResult try_preempt(std::uint32_t slot, TimePoint now, std::int64_t& flat_need);
+  void make_dormant(const PendKey& k, std::int64_t flat_need);
+  void wake(std::int32_t team);
+  void wake_refused(std::int32_t team);
+  void arm(std::uint32_t slot);
+  void park(std::uint32_t slot, Parked where);
+  void unpark(std::uint32_t slot);
+  PendKey key_of(std::uint32_t slot) {
+    const auto& j = job(slot);
+    return {PendKey::order_of(j.priority, j.id), slot, j.queue_epoch};
+  }
+  void wake_after_release(const SimJob& stopped);
+  void wake_no_longer_fitting();
   void reclaim_pass(TimePoint now);
   bool try_reclaim(std::uint32_t slot, TimePoint now);
   struct VictimSet;
-  VictimSet victim_set_for(const SimJob& j) const;
+  VictimSet victim_set_for(const SimJob& j);
   bool add_victim(VictimSet& vs, const SimJob& j, std::uint32_t vslot);  // true: enough
   void displace(std::uint32_t slot, TimePoint now, VictimSet& vs);
   void backfill(TimePoint now);
@@ -129,8 +142,19 @@ class Simulator {
 
   std::vector<SimJob> jobs_;  // slots; active jobs only, reused via free list
   std::vector<std::uint32_t> free_slots_;
-  std::set<PendKey> pending_;
-  std::set<PendKey> preemptors_;  // pending jobs of rank > low
+  PendingQueue pending_;
+  std::int64_t pending_gpuless_ = 0;  // pending jobs that need no GPU (they always fit)
+  // Pending jobs of rank > low that the preemption pass tries, in queue
+  // order; the others are dormant in their team (TeamRun::dormant).
+  std::set<PendKey> armed_;
+  std::set<std::pair<std::int64_t, std::int32_t>> flat_wake_;  // (free GPUs, team): wake at this many free
+  std::set<std::pair<std::int32_t, std::int32_t>> node_wake_;  // (TeamRun::dormant_node_need, team)
+  std::set<std::int32_t> multi_node_dormant_teams_;
+  // Preemptors whose last try found that they fit as they are (the main
+  // scheduler's or backfill's business), by GPUs: tried again once they no
+  // longer fit.
+  std::map<std::int32_t, std::vector<std::uint32_t>> fits_parked_;  // GPUs -> slots
+  std::vector<std::vector<std::uint32_t>> node_jobs_;  // node -> running slots on it
   std::set<std::pair<TimePoint, std::uint32_t>> running_by_end_;
   std::priority_queue<EndEvent, std::vector<EndEvent>, std::greater<>> ends_;
   std::uint64_t seq_ = 0;
@@ -151,8 +175,15 @@ class Simulator {
   DetectorScore detector_;
   bool detector_labelled_ = false;
   bool judges_bait_ = false;  // the policy has a bait detector to score
+  bool may_refuse_ = false;   // the policy may refuse in-team victims (SchedPolicy::may_refuse_in_team)
   std::vector<NodeShare> scratch_placement_;
+  // The current victim set's tallies (victim_set_for): GPUs freed per node,
+  // GPUs chosen per team, and which entries are non-zero.
+  std::vector<std::int32_t> freed_on_node_;
+  std::vector<double> taken_of_team_;
+  std::vector<std::int32_t> freed_touched_, taken_touched_;
   std::vector<const SimJob*> batch_jobs_;  // scratch for the per-cycle priority pass
+  std::vector<PendKey> batch_keys_, sort_scratch_;
   std::vector<std::uint64_t> batch_prio_;
 };
 
@@ -210,6 +241,7 @@ void Simulator::submit(const JobSpec& spec, TimePoint now) {
   }
   auto& j = job(slot);
   j = SimJob{};
+  if (next_id_ > 0xFFFFFFFFull) throw std::runtime_error("simulator: more than 2^32 - 1 jobs in one run");
   j.id = next_id_++;
   j.account = spec.account;
   j.user = spec.user;
@@ -227,16 +259,20 @@ void Simulator::submit(const JobSpec& spec, TimePoint now) {
 void Simulator::enqueue(std::uint32_t slot) {
   auto& j = job(slot);
   j.state = JobState::kPending;
-  const PendKey k{j.priority, j.submit, j.id, slot};
-  pending_.insert(k);
-  if (j.rank > kRankLow) preemptors_.insert(k);
+  const PendKey k = pending_.insert({PendKey::order_of(j.priority, j.id), slot, 0});
+  j.queue_epoch = k.epoch;
+  if (j.gpus == 0) ++pending_gpuless_;
+  if (j.rank > kRankLow) armed_.insert(k);
 }
 
 void Simulator::dequeue(std::uint32_t slot) {
   auto& j = job(slot);
-  const PendKey k{j.priority, j.submit, j.id, slot};
+  const PendKey k{PendKey::order_of(j.priority, j.id), slot, j.queue_epoch};
   pending_.erase(k);
-  if (j.rank > kRankLow) preemptors_.erase(k);
+  if (j.gpus == 0) --pending_gpuless_;
+  if (j.rank <= kRankLow) return;
+  if (j.parked == Parked::kNo) armed_.erase(k);
+  else unpark(slot);  // a team's counters for its dormant ones may now overstate: harmless
 }
 
 void Simulator::start(std::uint32_t slot, TimePoint now, const std::vector<NodeShare>* placed) {
@@ -261,6 +297,22 @@ void Simulator::start(std::uint32_t slot, TimePoint now, const std::vector<NodeS
   tr.running[static_cast<size_t>(j.rank)].insert({j.start, j.id, slot});
   tr.running_gpus[static_cast<size_t>(j.rank)] += j.gpus;
   ++tr.changes;
+  // A start takes the GPUs it adds as victims, on the same nodes: it helps
+  // no failed try (see wake), except as a change of the team's running set.
+  // But a free-count threshold is now that much lower (free + victims is
+  // what counts, and the victims grew). With a bait detector to score, the
+  // team's failed preemptors are tried again all the same: the retry is
+  // what makes the new job a judged candidate (SimJob::involved), as when
+  // every preemptor was tried at every pass.
+  if (judges_bait_ && j.rank < kMaxRank) wake(j.team);
+  else wake_refused(j.team);
+  if (j.rank < kMaxRank && tr.flat_wake_free != std::numeric_limits<std::int64_t>::max() && j.gpus > 0) {
+    flat_wake_.erase({tr.flat_wake_free, j.team});
+    tr.flat_wake_free -= j.gpus;
+    flat_wake_.insert({tr.flat_wake_free, j.team});
+  }
+  for (const auto& p : j.placement) node_jobs_[static_cast<size_t>(p.node)].push_back(slot);
+  if (!fits_parked_.empty()) wake_no_longer_fitting();
   running_by_end_.insert({now + j.runtime, slot});
   ends_.push({now + j.runtime, seq_++, slot, j.generation});
   changed_ = true;
@@ -270,10 +322,13 @@ void Simulator::stop(std::uint32_t slot, TimePoint now, bool completed) {
   auto& j = job(slot);
   policy_->job_ended(j, now);
   pool_.release(j.gpus, j.placement);
+  for (const auto& p : j.placement) std::erase(node_jobs_[static_cast<size_t>(p.node)], slot);
   auto& tr = team(j.team);
   tr.running[static_cast<size_t>(j.rank)].erase({j.start, j.id, slot});
   tr.running_gpus[static_cast<size_t>(j.rank)] -= j.gpus;
   ++tr.changes;
+  wake_refused(j.team);  // one victim fewer helps no failed try; the GPUs it frees can:
+  wake_after_release(j);
   running_by_end_.erase({j.start + j.runtime, slot});
   account_usage(j, j.start, now);
   changed_ = true;
@@ -342,33 +397,38 @@ void Simulator::cycle(TimePoint now) {
   if (!policy_->priorities_change()) return;  // fifo: nothing to observe or re-sort
   policy_->begin_cycle(now);
   for (const auto& [end, slot] : running_by_end_) policy_->observe_running(job(slot), now);
-  for (const auto& k : pending_) policy_->observe_pending(job(k.slot));
-  policy_->end_cycle(now);
-  // Re-sort once per period: fresh priorities, then rebuild the ordered sets
-  // from sorted runs (linear with the end hint).
-  std::vector<PendKey> keys;
-  keys.reserve(pending_.size());
+  // One walk of the queue in its current order: observe every pending job,
+  // then give each its fresh priority and rebuild the order with one sort.
+  pending_.collect(batch_keys_);
   batch_jobs_.clear();
-  for (const auto& k : pending_) batch_jobs_.push_back(&job(k.slot));
+  for (const auto& k : batch_keys_) batch_jobs_.push_back(&job(k.slot));
+  policy_->observe_pending_all(batch_jobs_);
+  policy_->end_cycle(now);
   policy_->priorities(batch_jobs_, now, batch_prio_);
-  size_t i = 0;
-  for (const auto& k : pending_) {
+  for (size_t i = 0; i < batch_keys_.size(); ++i) {
+    auto& k = batch_keys_[i];
     auto& j = job(k.slot);
-    j.priority = batch_prio_[i++];
-    keys.push_back({j.priority, j.submit, j.id, k.slot});
+    j.priority = batch_prio_[i];
+    k.order = PendKey::order_of(j.priority, j.id);
   }
-  std::sort(keys.begin(), keys.end());
-  pending_.clear();
-  preemptors_.clear();
-  for (const auto& k : keys) {
-    pending_.insert(pending_.end(), k);
-    if (job(k.slot).rank > kRankLow) preemptors_.insert(preemptors_.end(), k);
+  sort_keys(batch_keys_, sort_scratch_);
+  // A new cycle: every verdict may differ, so every preemptor a verdict
+  // stopped is tried again. One that failed for want of GPUs (or fits as
+  // it is) stays parked: the cycle changed no GPU and no victim. The
+  // parked lists hold slots, not keys, so new priorities need nothing there.
+  armed_.clear();
+  for (const auto& k : batch_keys_) {
+    auto& j = job(k.slot);
+    if (j.rank <= kRankLow) continue;
+    if (j.parked == Parked::kRefused) unpark(k.slot);
+    if (j.parked == Parked::kNo) armed_.insert(armed_.end(), k);
   }
+  pending_.rebuild(batch_keys_);
 }
 
 void Simulator::schedule(TimePoint now) {
   main_pass(now);
-  if (!preemptors_.empty()) preemption_pass(now);
+  if (!armed_.empty()) preemption_pass(now);
   if (reclaim_due_) {
     reclaim_due_ = false;
     reclaim_pass(now);
@@ -382,18 +442,166 @@ void Simulator::schedule(TimePoint now) {
 
 void Simulator::main_pass(TimePoint now) {
   while (!pending_.empty()) {
-    const auto slot = pending_.begin()->slot;
+    const auto slot = pending_.front().slot;
     if (!pool_.fits(job(slot).gpus)) return;  // the head blocks the queue
     start(slot, now, nullptr);
   }
 }
 
 void Simulator::preemption_pass(TimePoint now) {
-  for (auto it = preemptors_.begin(); it != preemptors_.end();) {
-    const auto slot = it->slot;
-    ++it;  // try_preempt may erase the current element, never the next
-    try_preempt(slot, now);
+  // Only armed preemptors are tried: a dormant one failed, and nothing its
+  // try depends on has changed since (see wake), so it would fail again.
+  // One woken during the pass is still tried in it if it sorts after the
+  // current one, as in the walk over every preemptor this replaces; hence
+  // the next one is looked up by key after each try.
+  for (auto it = armed_.begin(); it != armed_.end();) {
+    const PendKey k = *it;
+    std::int64_t flat_need = std::numeric_limits<std::int64_t>::max();
+    const auto result = try_preempt(k.slot, now, flat_need);
+    if (result == TryResult::kFailed) {
+      // With a policy that may refuse victims, a try that ran into no
+      // refusal is repeated at every pass as before: a verdict may change
+      // with time alone, and the first refusal starts try_preempt's stamp.
+      if (!may_refuse_ || job(k.slot).preempt_try != 0) make_dormant(k, flat_need);
+    } else if (result == TryResult::kFits) {
+      park(k.slot, Parked::kFits);
+    }
+    it = armed_.upper_bound(k);
   }
+}
+
+void Simulator::make_dormant(const PendKey& k, std::int64_t flat_need) {
+  auto& j = job(k.slot);
+  auto& tr = team(j.team);
+  park(k.slot, j.preempt_try != 0 ? Parked::kRefused : Parked::kDormant);
+  if (const auto need = std::min(j.gpus, pool_.gpus_per_node()); !pool_.flat() && need < tr.dormant_node_need) {
+    node_wake_.erase({tr.dormant_node_need, j.team});
+    tr.dormant_node_need = need;
+    node_wake_.insert({need, j.team});
+  }
+  if (flat_need != std::numeric_limits<std::int64_t>::max()) {
+    if (flat_need < tr.flat_wake_free) {
+      flat_wake_.erase({tr.flat_wake_free, j.team});
+      tr.flat_wake_free = flat_need;
+      flat_wake_.insert({flat_need, j.team});
+    }
+  }
+  if (!pool_.flat() && j.gpus > pool_.gpus_per_node() && tr.dormant_multi_node++ == 0) {
+    multi_node_dormant_teams_.insert(j.team);
+  }
+}
+
+// A failed try of preemptor j (team T, rank r) depends on: the cycle (the
+// verdicts), and per node the free GPUs plus T's running jobs below rank r
+// there (what the node could offer it). A start of one of T's jobs does not
+// raise that anywhere (it takes as many GPUs as it adds as victim, on the
+// same node; on a flat pool the same holds for the totals), nor does a stop
+// of a victim that is not a release. So it is retried after a cycle and
+// after GPUs come free where they could complete a victim set: on a flat
+// pool when the free count reaches what it lacked; on nodes, when a node's
+// offer to T reaches what a dormant preemptor of T needs, or (a job bigger
+// than a node) when a node becomes empty. A try the policy refused a victim
+// in is retried after any change to T's running jobs, as before (the
+// verdicts are taken to hold until then: try_preempt's stamp).
+void Simulator::wake(std::int32_t t) {
+  auto& tr = team(t);
+  if (tr.dormant_node_need != std::numeric_limits<std::int32_t>::max()) {
+    node_wake_.erase({tr.dormant_node_need, t});
+    tr.dormant_node_need = std::numeric_limits<std::int32_t>::max();
+  }
+  if (tr.flat_wake_free != std::numeric_limits<std::int64_t>::max()) {
+    flat_wake_.erase({tr.flat_wake_free, t});
+    tr.flat_wake_free = std::numeric_limits<std::int64_t>::max();
+  }
+  if (tr.dormant_multi_node > 0) {
+    tr.dormant_multi_node = 0;
+    multi_node_dormant_teams_.erase(t);
+  }
+  for (const auto slot : tr.dormant) arm(slot);
+  tr.dormant.clear();
+  wake_refused(t);
+}
+
+void Simulator::wake_refused(std::int32_t t) {
+  auto& tr = team(t);
+  for (const auto slot : tr.refused) arm(slot);
+  tr.refused.clear();
+}
+
+void Simulator::arm(std::uint32_t slot) {
+  auto& j = job(slot);
+  j.parked = Parked::kNo;
+  armed_.insert(key_of(slot));
+}
+
+// Takes a parked preemptor out of its list (swap with the last).
+void Simulator::unpark(std::uint32_t slot) {
+  auto& j = job(slot);
+  std::vector<std::uint32_t>* list = nullptr;
+  if (j.parked == Parked::kFits) list = &fits_parked_[j.gpus];
+  else if (j.parked == Parked::kDormant) list = &team(j.team).dormant;
+  else if (j.parked == Parked::kRefused) list = &team(j.team).refused;
+  if (!list) return;
+  const auto last = list->back();
+  (*list)[j.park_index] = last;
+  job(last).park_index = j.park_index;
+  list->pop_back();
+  if (j.parked == Parked::kFits && list->empty()) fits_parked_.erase(j.gpus);
+  j.parked = Parked::kNo;
+}
+
+void Simulator::park(std::uint32_t slot, Parked where) {
+  auto& j = job(slot);
+  armed_.erase(key_of(slot));
+  auto& list = where == Parked::kFits ? fits_parked_[j.gpus]
+               : where == Parked::kDormant ? team(j.team).dormant : team(j.team).refused;
+  j.park_index = static_cast<std::uint32_t>(list.size());
+  list.push_back(slot);
+  j.parked = where;
+}
+
+// A job started: GPUs were taken, so a parked preemptor may no longer fit.
+void Simulator::wake_no_longer_fitting() {
+  for (auto it = fits_parked_.begin(); it != fits_parked_.end();) {
+    if (pool_.fits(it->first)) {
+      ++it;
+      continue;
+    }
+    for (const auto slot : it->second) arm(slot);
+    it = fits_parked_.erase(it);
+  }
+}
+
+void Simulator::wake_after_release(const SimJob& stopped) {
+  while (!flat_wake_.empty() && flat_wake_.begin()->first <= pool_.free()) wake(flat_wake_.begin()->second);
+  if (pool_.flat()) return;
+  // A team's failed try can succeed on this node only if the node's free
+  // GPUs plus the team's possible victims on it (its jobs below the top
+  // rank) now reach what one of its dormant preemptors needs there. With no
+  // victims there that is the free GPUs alone: then the preemptor fits, and
+  // is woken to be parked as fitting (a dormant preemptor never fits).
+  bool emptied = false;
+  for (const auto& p : stopped.placement) {
+    const auto& on_node = node_jobs_[static_cast<size_t>(p.node)];
+    const auto node_free = pool_.node_free(p.node);
+    while (!node_wake_.empty() && node_wake_.begin()->first <= node_free) wake(node_wake_.begin()->second);
+    for (size_t i = 0; i < on_node.size(); ++i) {
+      const auto t = job(on_node[i]).team;
+      auto& tr = team(t);
+      if (tr.dormant.empty() && tr.refused.empty()) continue;
+      bool seen = false;
+      for (size_t k = 0; k < i && !seen; ++k) seen = job(on_node[k]).team == t;
+      if (seen) continue;
+      std::int64_t offer = node_free;
+      for (const auto s : on_node) {
+        const auto& o = job(s);
+        if (o.team == t && o.rank < kMaxRank) offer += o.placement.size() == 1 ? o.gpus : pool_.gpus_per_node();
+      }
+      if (offer >= tr.dormant_node_need) wake(t);
+    }
+    if (node_free == pool_.gpus_per_node()) emptied = true;
+  }
+  while (emptied && !multi_node_dormant_teams_.empty()) wake(*multi_node_dormant_teams_.begin());
 }
 
 // The victims chosen so far for one preemptor, and whether they free room
@@ -401,8 +609,6 @@ void Simulator::preemption_pass(TimePoint now) {
 // on enough whole nodes for a multi-node job.
 struct Simulator::VictimSet {
   std::vector<std::uint32_t> chosen;
-  std::unordered_map<std::int32_t, std::int32_t> freed_on_node;
-  std::unordered_map<std::int32_t, double> taken_of_team;  // GPUs chosen per team
   std::int64_t freed = 0;
   std::vector<std::int32_t> target_nodes;
   bool enough = false;
@@ -411,7 +617,16 @@ struct Simulator::VictimSet {
   size_t nodes_needed = 1, victim_nodes_needed = 1;
 };
 
-Simulator::VictimSet Simulator::victim_set_for(const SimJob& j) const {
+Simulator::VictimSet Simulator::victim_set_for(const SimJob& j) {
+  // One victim set at a time: the per-node and per-team tallies live in
+  // scratch arrays, cleared here where the last set touched them.
+  for (const auto n : freed_touched_) freed_on_node_[static_cast<size_t>(n)] = 0;
+  for (const auto t : taken_touched_) taken_of_team_[static_cast<size_t>(t)] = 0;
+  freed_touched_.clear();
+  taken_touched_.clear();
+  if (freed_on_node_.size() < static_cast<size_t>(pool_.node_count()))
+    freed_on_node_.resize(static_cast<size_t>(pool_.node_count()), 0);
+  if (taken_of_team_.size() < teams_.size()) taken_of_team_.resize(teams_.size(), 0.0);
   VictimSet vs;
   vs.flat = pool_.flat();
   vs.per_node = pool_.gpus_per_node();
@@ -426,14 +641,16 @@ Simulator::VictimSet Simulator::victim_set_for(const SimJob& j) const {
 bool Simulator::add_victim(VictimSet& vs, const SimJob& j, std::uint32_t vslot) {
   const SimJob& v = job(vslot);
   vs.chosen.push_back(vslot);
-  vs.taken_of_team[v.team] += v.gpus;
+  taken_touched_.push_back(v.team);
+  taken_of_team_[static_cast<size_t>(v.team)] += v.gpus;
   if (vs.flat) {
     vs.freed += v.gpus;
     vs.enough = pool_.free() + vs.freed >= j.gpus;
     return vs.enough;
   }
   for (const auto& s : v.placement) {
-    const auto f = (vs.freed_on_node[s.node] += s.gpus);
+    freed_touched_.push_back(s.node);
+    const auto f = (freed_on_node_[static_cast<size_t>(s.node)] += s.gpus);
     const auto node_free = pool_.node_free(s.node) + f;
     if (!vs.multi_node && node_free >= j.gpus) {
       vs.target_nodes.assign(1, s.node);
@@ -448,19 +665,22 @@ bool Simulator::add_victim(VictimSet& vs, const SimJob& j, std::uint32_t vslot) 
   return vs.enough;
 }
 
-bool Simulator::try_preempt(std::uint32_t slot, TimePoint now) {
+Simulator::TryResult Simulator::try_preempt(std::uint32_t slot, TimePoint now, std::int64_t& flat_need) {
   auto& j = job(slot);
   auto& tr = team(j.team);
   // The policy refused victims at the last try and neither a cycle passed nor
   // the team's running jobs changed: the verdicts would be the same, and
   // asking again for every candidate on every event is what costs time.
   const std::uint64_t stamp = (cycles_ << 32) + tr.changes + 1;
-  if (j.preempt_try == stamp) return false;
+  if (j.preempt_try == stamp) return TryResult::kFailed;
   j.preempt_try = 0;
-  if (pool_.fits(j.gpus)) return false;  // not a preemption: the scheduler's business
+  if (pool_.fits(j.gpus)) return TryResult::kFits;  // not a preemption: the scheduler's business
   std::int64_t lower = 0;
   for (int r = 0; r < j.rank; ++r) lower += tr.running_gpus[static_cast<size_t>(r)];
-  if (lower + pool_.free() < j.gpus) return false;
+  if (lower + pool_.free() < j.gpus) {
+    flat_need = j.gpus - lower;  // no walk until this many GPUs are free (flat or not)
+    return TryResult::kFailed;
+  }
 
   // Collect victims, lowest rank first, youngest first, until the job fits.
   VictimSet vs = victim_set_for(j);
@@ -481,22 +701,29 @@ bool Simulator::try_preempt(std::uint32_t slot, TimePoint now) {
     }
   }
   if (!vs.enough) {
-    if (refused_any) j.preempt_try = stamp;
-    return false;
+    if (refused_any) j.preempt_try = stamp;  // only a new cycle or a team change helps
+    else if (vs.flat) flat_need = j.gpus - vs.freed;  // every allowed victim counted: what is missing
+    return TryResult::kFailed;
   }
   displace(slot, now, vs);
-  return true;
+  return TryResult::kStarted;
 }
 
 void Simulator::reclaim_pass(TimePoint now) {
   // Slurm's scheduler tries preemption for pending jobs in priority order;
   // here the first kReclaimTries blocked jobs, one per team, once a cycle.
+  // Only among the first backfill_depth pending jobs: Slurm tests no job
+  // further down for a start (its main scheduler stops at the first job it
+  // cannot start, backfill after bf_max_job_test jobs), so none further down
+  // ever gets to preempt.
   constexpr int kReclaimTries = 16;
   std::vector<char> tried(teams_.size(), 0);
   int tries = 0;
-  for (auto it = pending_.begin(); it != pending_.end() && tries < kReclaimTries;) {
-    const auto slot = it->slot;
-    ++it;  // try_reclaim erases the current element only
+  auto walk = pending_.walk();
+  for (std::int32_t depth = 0; tries < kReclaimTries && depth < options_.backfill_depth; ++depth) {
+    const PendKey* k = walk.next();
+    if (!k) break;
+    const auto slot = k->slot;
     const SimJob& j = job(slot);
     if (j.gpus <= 0 || pool_.fits(j.gpus) || tried[static_cast<size_t>(j.team)]) continue;
     tried[static_cast<size_t>(j.team)] = 1;
@@ -517,7 +744,7 @@ bool Simulator::try_reclaim(std::uint32_t slot, TimePoint now) {
     bool team_done = false;
     for (int r = 0; r <= j.rank && !vs.enough && !team_done; ++r) {
       for (const auto& rk : vt.running[static_cast<size_t>(r)]) {
-        const double taken = vs.taken_of_team.count(t) ? vs.taken_of_team[t] : 0.0;
+        const double taken = taken_of_team_[static_cast<size_t>(t)];
         if (!policy_->allow_reclaim(j, job(rk.slot), now, taken).allowed) {
           team_done = true;  // the team is at its entitlement, or not reclaimable
           break;
@@ -589,13 +816,20 @@ void Simulator::displace(std::uint32_t slot, TimePoint now, VictimSet& vs) {
 void Simulator::backfill(TimePoint now) {
   // EASY: the blocked head gets a reservation at the earliest time enough
   // GPUs come free (the shadow time); a later job may start now if it ends
-  // before then or fits in the GPUs the head will not need.
-  const auto head = *pending_.begin();
+  // before then or fits in the GPUs the head will not need. As in Slurm, no
+  // reservation is made for a start beyond the backfill window: then any
+  // job that fits may start. So the walk over running jobs stops there.
+  // Nothing fits: the pass could start nothing, so it need not look.
+  if (pool_.nothing_fits() && pending_gpuless_ == 0) return;
+  auto walk = pending_.walk();
+  const auto head = *walk.next();
   const auto head_gpus = job(head.slot).gpus;
   std::int64_t free_then = pool_.free();
   TimePoint shadow = kNever;
   std::int64_t extra = 0;
+  const TimePoint window_end = now + options_.backfill_window;
   for (const auto& [end, slot] : running_by_end_) {
+    if (end > window_end) break;
     free_then += job(slot).gpus;
     if (free_then >= head_gpus) {
       shadow = end;
@@ -604,9 +838,11 @@ void Simulator::backfill(TimePoint now) {
     }
   }
   std::int32_t depth = 0;
-  for (auto it = std::next(pending_.begin()); it != pending_.end() && depth < options_.backfill_depth; ++depth) {
-    const auto slot = it->slot;
-    ++it;
+  for (; depth < options_.backfill_depth; ++depth) {
+    if (pool_.nothing_fits() && pending_gpuless_ == 0) break;  // nothing more can start
+    const PendKey* k = walk.next();
+    if (!k) break;
+    const auto slot = k->slot;
     auto& j = job(slot);
     if (!pool_.fits(j.gpus)) continue;
     if (now + j.runtime <= shadow) {
@@ -624,7 +860,9 @@ void Simulator::finish(TimePoint end) {
     const auto& j = jobs_[slot];
     account_usage(j, j.start, end);
   }
-  for (const auto& k : pending_) {
+  std::vector<PendKey> queued;
+  pending_.collect(queued);
+  for (const auto& k : queued) {
     const auto& j = jobs_[k.slot];
     if (j.first_start >= 0) continue;
     auto& tr = team(j.team);
@@ -633,7 +871,7 @@ void Simulator::finish(TimePoint end) {
     if (j.label != Label::kBait) tr.result.real_waits.push_back(end - j.submit);
     ++tr.result.never_started;
   }
-  for (const auto& k : pending_) tally_detector(jobs_[k.slot]);
+  for (const auto& k : queued) tally_detector(jobs_[k.slot]);
   for (const auto& [e, slot] : running_by_end_) tally_detector(jobs_[slot]);
 
   double total_hours = 0, total_shares = 0;

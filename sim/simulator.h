@@ -12,10 +12,18 @@
 //     the victims are requeued (keeping their submit time) or cancelled;
 //   * EASY backfill every backfill_interval when anything changed, over at
 //     most backfill_depth jobs, with each job's real runtime as its time limit;
+//     the blocked head gets a reservation only if it can start within
+//     backfill_window (Slurm's bf_interval, bf_max_job_test and bf_window,
+//     with their defaults; bf_continue needs no model: a pass is never
+//     interrupted here, as simulated time stands still during it);
 //   * every calc_period the policy's cycle runs (begin, observe every running
 //     and pending job, end) and the pending queue is re-sorted once.
-// Events are kept in a binary heap and the queue in ordered sets, so an event
-// costs O(log n); only the per-cycle re-sort touches every pending job.
+// Events are kept in a binary heap and the queue in a sorted vector plus an
+// ordered set of arrivals (pending_queue.h), so an event costs O(log n); only
+// the per-cycle pass (observe, re-prioritise, one sort) touches every pending
+// job. A preemptor whose try failed is not tried again until something it
+// depends on changes (Simulator::wake), so an event does not touch every
+// waiting high-QOS job either.
 #pragma once
 
 #include <cstdio>
@@ -34,7 +42,8 @@ struct SimOptions {
   std::int32_t gpus_per_node = 0;   // 0 = one flat pool
   bool backfill = true;
   Seconds backfill_interval = 30;   // Slurm's bf_interval default
-  std::int32_t backfill_depth = 500;
+  std::int32_t backfill_depth = 500;    // Slurm's bf_max_job_test default
+  Seconds backfill_window = 86400;      // Slurm's bf_window default (1440 minutes)
   PreemptMode preempt_mode = PreemptMode::kRequeue;
   TimePoint horizon = 0;            // stop here; 0 = run until every job is done
   TimePoint measure_from = 0;       // GPU-hours, shares and Jain count from here

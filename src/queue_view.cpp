@@ -21,9 +21,35 @@ void QueueView::add(const JobRef& job) {
 }
 
 void QueueView::freeze() {
-  std::sort(jobs_.begin(), jobs_.end(), [](const Entry& a, const Entry& b) {
-    return ahead(a.priority, a.since, b.priority, b.since);
-  });
+  const auto before = [](const Entry& a, const Entry& b) { return ahead(a.priority, a.since, b.priority, b.since); };
+  const auto higher = [](const Entry& a, const Entry& b) { return a.priority > b.priority; };
+  if (std::is_sorted(jobs_.begin(), jobs_.end(), higher)) {
+    // A host that hands the jobs over in its queue order (the simulator)
+    // gives them sorted by priority already: only runs of equal priority
+    // may still need their waiting-since order. Such a run is usually in
+    // that order but for a few jobs that wait since later than their place
+    // says (requeued ones): keep the longest-suffix-sorted part in place,
+    // sort the few others, merge. Linear for a run with few such jobs.
+    std::vector<Entry> main, side;
+    for (auto run = jobs_.begin(); run != jobs_.end();) {
+      auto end = std::find_if(run, jobs_.end(), [&](const Entry& e) { return e.priority != run->priority; });
+      if (!std::is_sorted(run, end, before)) {
+        main.clear();
+        side.clear();
+        for (auto it = end; it != run;) {
+          --it;
+          if (main.empty() || !before(main.back(), *it)) main.push_back(*it);
+          else side.push_back(*it);
+        }
+        std::reverse(main.begin(), main.end());
+        std::sort(side.begin(), side.end(), before);
+        std::merge(main.begin(), main.end(), side.begin(), side.end(), run, before);
+      }
+      run = end;
+    }
+  } else {
+    std::sort(jobs_.begin(), jobs_.end(), before);
+  }
   frozen_ = true;
 }
 

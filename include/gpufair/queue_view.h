@@ -34,6 +34,9 @@ class QueueView {
   // ignored (a GPU-less job waits for no GPU a jumper could take).
   void add(const JobRef& job);
   // Sort best first (priority, then waiting longer); queries need it.
+  // Linear when the jobs came in priority order already. Among jobs equal
+  // in both, the order is unspecified: a query's figures do not depend on
+  // it, only the count of jobs ahead can (which of them cover the GPUs).
   void freeze();
 
   // The queue time a jump by `jumper` (its team, priority, GPUs) at `now`
