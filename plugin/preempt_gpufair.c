@@ -46,7 +46,7 @@
 #include "src/common/log.h"
 #include "src/common/plugin.h"
 #include "src/common/xstring.h"
-#include "src/slurmctld/preempt.h"
+#include "slurm_compat.h" /* src/interfaces/preempt.h from 23.02 */
 #include "src/slurmctld/slurmctld.h"
 
 #include "gpufair_slurm.h"

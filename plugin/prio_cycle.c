@@ -1,0 +1,238 @@
+/*****************************************************************************\
+ *  prio_cycle.c - one cycle of priority/gpufair, every PriorityCalcPeriod
+ *  (or calc_period) in the "gpufair" thread, as multifactor's "decay".
+ *
+ *  In order: refresh GPU TRES, billing weights and teams; observe the
+ *  records the job table names (running jobs charged, ended ones reported,
+ *  pending ones gathered); end the cycle in the core; collect the team
+ *  reports; re-prioritise the pending jobs in one call; write usage into
+ *  the associations for sshare. Then, outside every lock, save the state.
+ *
+ *  Locks: { job WRITE, part READ, fed READ } then { assoc WRITE, qos READ,
+ *  tres READ } (slurmctld locks before assoc_mgr locks, as everywhere),
+ *  held from the refresh to the last write; map_lock is taken for writing
+ *  only to publish a rebuilt map or the reports.
+\*****************************************************************************/
+
+#include <string.h>
+
+#include "src/common/log.h"
+#include "src/slurmctld/locks.h"
+
+#include "priority_gpufair.h"
+
+/*
+ * The cycle's per-job buffers, kept between cycles, sized by the job table
+ * for every record it walks (only the cycle thread touches them):
+ *   pend_job/pend_in/pend_old/pend_prio: the pending jobs to re-prioritise,
+ *              their priority inputs, old and new priorities (parallel
+ *              arrays, so the inputs go to the core in one call);
+ *   wait_jobs: the pending jobs that could run now, for the queue view and
+ *              the bait detector (also one call).
+ */
+static job_record_t **pend_job;
+static gpufair_prio_input_t *pend_in;
+static uint32_t *pend_old, *pend_prio;
+static size_t pend_len;
+static gpufair_job_t *wait_jobs;
+static size_t wait_len;
+
+extern void gfp_cycle_reserve(size_t n)
+{
+	xrecalloc(pend_job, n, sizeof(*pend_job));
+	xrecalloc(pend_in, n, sizeof(*pend_in));
+	xrecalloc(pend_old, n, sizeof(*pend_old));
+	xrecalloc(pend_prio, n, sizeof(*pend_prio));
+	xrecalloc(wait_jobs, n, sizeof(*wait_jobs));
+}
+
+extern void gfp_cycle_free(void)
+{
+	xfree(pend_job);
+	xfree(pend_in);
+	xfree(pend_old);
+	xfree(pend_prio);
+	xfree(wait_jobs);
+	pend_len = wait_len = 0;
+}
+
+/* What the record points to; by now the record itself is in cache. */
+extern void gfp_prefetch_refs(const job_record_t *job)
+{
+	if (job->details) {
+		__builtin_prefetch(&job->details->begin_time);
+		__builtin_prefetch(&job->details->nice);
+		if (gfp.flags & PRIORITY_FLAGS_ACCRUE_ALWAYS)
+			__builtin_prefetch(&job->details->submit_time);
+	}
+	if (job->tres_req_cnt && gfp.gpus.gpu_pos >= 0) {
+		__builtin_prefetch(&job->tres_req_cnt[gfp.gpus.gpu_pos]);
+		for (int i = 0; i < gfp.gpus.ntyped; i++)
+			__builtin_prefetch(&job->tres_req_cnt[gfp.gpus.typed_pos[i]]);
+	}
+}
+
+/* Pending, running or suspended: looked at again next cycle. */
+extern bool gfp_observe_job(job_record_t *job, gfp_cycle_t *ctx)
+{
+	bool keep = !IS_JOB_FINISHED(job) && !IS_JOB_REVOKED(job);
+	gpufair_job_t j;
+
+	if (IS_JOB_REVOKED(job))
+		return false;
+	/* A job that stopped since the last cycle (finished, cancelled,
+	 * preempted and requeued): charge it up to its end. Unknown ids are
+	 * ignored by the core, so no bookkeeping is needed here. */
+	if (job->end_time && job->end_time >= ctx->since &&
+	    !IS_JOB_RUNNING(job) && !IS_JOB_SUSPENDED(job) &&
+	    job->start_time && job->end_time >= job->start_time) {
+		time_t end = MIN(job->end_time, ctx->now);
+
+		gpufair_job_ended(gfp.engine, job->job_id, (int64_t)end);
+		ctx->ended++;
+	}
+
+	if (IS_JOB_RUNNING(job)) {
+		int32_t team = gfp_job_team_locked(job, true);
+
+		if (team < 0)
+			return keep; /* no account: nothing to charge */
+		gf_job_fill(&j, job, team, &gfp.gpus);
+		/* A resumed job is charged from its resume on. */
+		if (job->suspend_time > job->start_time)
+			j.start_time = (int64_t)job->suspend_time;
+		if (gpufair_observe_running(gfp.engine, &j) == GPUFAIR_OK)
+			ctx->running++;
+	} else if (IS_JOB_PENDING(job) && job->priority) {
+		/* 0 = held: neither waiting nor re-prioritised. The arrays
+		 * were sized for every job by the job table. Only the fields
+		 * the policy needs are read (each line is a cache miss). */
+		gpufair_prio_input_t *in = &pend_in[pend_len];
+
+		gfp_prio_input(in, job, gfp_job_team_locked(job, true));
+		/* direct_set_prio = set by an admin: leave it alone. */
+		if (!job->direct_set_prio) {
+			pend_job[pend_len] = job;
+			pend_old[pend_len] = job->priority;
+			pend_len++;
+		}
+		/* Only jobs that could run now are "waiting" for the bait
+		 * judgement: not before their begin time. The core needs
+		 * the team, rank and waiting-since time; eligible_time
+		 * already falls back to the submit time (gf_job_eligible). */
+		if (in->team < 0 ||
+		    (job->details && job->details->begin_time > ctx->now))
+			return keep;
+		memset(&wait_jobs[wait_len], 0, sizeof(wait_jobs[0]));
+		wait_jobs[wait_len].team = in->team;
+		wait_jobs[wait_len].rank = gf_job_rank(job);
+		wait_jobs[wait_len].gpus = in->gpus;
+		wait_jobs[wait_len].eligible_time = in->eligible_time;
+		/* A queue jump's price counts only jobs that could run now:
+		 * waiting for GPUs or for higher-priority jobs, or not yet
+		 * tried. Dependencies, limits, reservations and holds are
+		 * other reasons, and such jobs lose nothing to a jump. */
+		wait_jobs[wait_len].priority = job->priority;
+		wait_jobs[wait_len].held_back =
+			!(job->state_reason == WAIT_NO_REASON ||
+			  job->state_reason == WAIT_PRIORITY ||
+			  job->state_reason == WAIT_RESOURCES);
+		wait_len++;
+	}
+	return keep;
+}
+
+/* New priorities from the cycle's team factors, in one call to the core;
+ * only changed ones are written. */
+static void _reprioritise_pending(gfp_cycle_t *ctx)
+{
+	if (gpufair_priorities(gfp.engine, pend_in, pend_len, (int64_t)ctx->now,
+			       pend_prio) != GPUFAIR_OK) {
+		error("%s: re-prioritising %zu pending jobs failed; they keep their priorities",
+		      plugin_type, pend_len);
+		pend_len = 0;
+		return;
+	}
+	for (size_t i = 0; i < pend_len; i++) {
+		uint32_t prio = pend_prio[i] ? pend_prio[i] : 1;
+
+		/* The walk read the old priority, under the same job lock:
+		 * a store without a load, which does not stall. */
+		if (prio != pend_old[i]) {
+			pend_job[i]->priority = prio;
+			ctx->reprioritised++;
+		}
+	}
+	pend_len = 0;
+}
+
+static void _collect_reports(time_t now)
+{
+	int32_t n = gpufair_team_count(gfp.engine);
+	gpufair_team_report_t *r = n > 0 ? xcalloc(n, sizeof(*r)) : NULL;
+
+	for (int32_t t = 0; t < n; t++)
+		gpufair_team_report(gfp.engine, t, (int64_t)now, &r[t]);
+	pthread_rwlock_wrlock(&gfp.map_lock);
+	xfree(gfp.reports);
+	gfp.reports = r;
+	gfp.nreports = n;
+	pthread_rwlock_unlock(&gfp.map_lock);
+	for (int32_t t = 0; t < n; t++)
+		log_flag(PRIO, "%s: team %s usage=%.1f GPU-h shares=%.3f fs=%.4f penalty=%.3f eff_fs=%.4f bait=%u in_team_preemptions=%u",
+			 plugin_type, r[t].name, r[t].usage_gpu_s / 3600.0,
+			 r[t].shares_norm, r[t].fairshare, r[t].penalty,
+			 r[t].effective_fairshare, r[t].bait_detections,
+			 r[t].in_team_preemptions);
+}
+
+extern void gfp_cycle(time_t now)
+{
+	/* fed READ: get_next_job_id() asserts it. */
+	slurmctld_lock_t job_write_lock = {
+		.job = WRITE_LOCK, .part = READ_LOCK, .fed = READ_LOCK };
+	assoc_mgr_lock_t locks = {
+		.assoc = WRITE_LOCK, .qos = READ_LOCK, .tres = READ_LOCK };
+	gfp_cycle_t ctx = { .now = now, .since = gfp.prev_cycle };
+	struct timespec t0, t1, t2;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	gpufair_cycle_begin(gfp.engine, (int64_t)now);
+
+	lock_slurmctld(job_write_lock);
+	assoc_mgr_lock(&locks);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	gfp_refresh_gpus_locked();
+	gfp_refresh_teams_locked();
+	gf_qos_ranks_refresh();
+	pend_len = 0;
+	wait_len = 0;
+	gfp_table_walk(&ctx);
+	if (wait_len) {
+		int64_t seen = gpufair_observe_pending_many(
+			gfp.engine, wait_jobs, wait_len);
+
+		ctx.pending = seen > 0 ? (int)seen : 0;
+	}
+	gpufair_cycle_end(gfp.engine, (int64_t)now);
+	_collect_reports(now);
+	_reprioritise_pending(&ctx);
+	gfp_write_assoc_usage_locked();
+	assoc_mgr_unlock(&locks);
+	if (ctx.reprioritised && &last_job_update)
+		last_job_update = now;
+	/* Under the job lock: sprio recomputes factors at this time. */
+	gfp.prev_cycle = now;
+	unlock_slurmctld(job_write_lock);
+
+	clock_gettime(CLOCK_MONOTONIC, &t2);
+	log_flag(PRIO, "%s: cycle (%s): %d running, %d pending, %d ended, %d re-prioritised, %d jobs tracked, %d teams; %.3f ms under locks (after %.3f ms waiting for them)",
+		 plugin_type, ctx.full_walk ? "job_list" : "tracked jobs",
+		 ctx.running, ctx.pending, ctx.ended, ctx.reprioritised,
+		 ctx.tracked, gpufair_team_count(gfp.engine),
+		 (t2.tv_sec - t1.tv_sec) * 1e3 + (t2.tv_nsec - t1.tv_nsec) / 1e6,
+		 (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+
+	/* Disk I/O outside every slurmctld lock. */
+	gfp_save_state();
+}

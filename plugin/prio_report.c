@@ -1,0 +1,348 @@
+/*****************************************************************************\
+ *  prio_report.c - a job's priority and its breakdown, and what sprio and
+ *  sshare show.
+ *
+ *  Entry points here and the locks they run under:
+ *  priority_p_set_assoc_usage()  assoc lock held by the caller
+ *              (assoc_mgr_get_shares for sshare, job_mgr's QOS usage
+ *              threshold); we take map_lock READ.
+ *  priority_p_calc_fs_factor()   pure; sshare calls it too, outside
+ *              slurmctld.
+ *  priority_p_get_priority_factors_list() (sprio) Slurm 22.05: no lock
+ *              held, we take { job, node, part READ } then { assoc, qos
+ *              READ } like multifactor. From 23.02 the caller holds
+ *              { job, node, part READ } and QOS READ, so we take no
+ *              slurmctld or assoc_mgr lock (assoc after QOS would invert
+ *              assoc_mgr's order) and find teams from the cycle's map
+ *              only. Then map_lock READ.
+ *  gfp_write_assoc_usage_locked() the cycle, under assoc WRITE.
+\*****************************************************************************/
+
+#include <math.h>
+#include <string.h>
+
+#include "src/common/log.h"
+#include "src/common/xstring.h"
+
+#include "priority_gpufair.h"
+
+extern void gfp_prio_input(gpufair_prio_input_t *in, const job_record_t *job,
+			   int32_t team)
+{
+	uint16_t flags = __atomic_load_n(&gfp.flags, __ATOMIC_RELAXED);
+
+	memset(in, 0, sizeof(*in));
+	in->team = team;
+	in->gpus = gf_job_gpus(&gfp.gpus, job);
+	in->eligible_time = gf_job_eligible(
+		job, flags & PRIORITY_FLAGS_ACCRUE_ALWAYS);
+	if (job->qos_ptr && job->qos_ptr->usage)
+		in->qos_norm = job->qos_ptr->usage->norm_priority;
+	if (job->part_ptr)
+		in->partition_norm = job->part_ptr->norm_priority;
+	if (in->qos_norm < 0 || in->qos_norm > 1 || in->qos_norm != in->qos_norm)
+		in->qos_norm = 0;
+	if (in->partition_norm < 0 || in->partition_norm > 1 ||
+	    in->partition_norm != in->partition_norm)
+		in->partition_norm = 0;
+	/* details->nice is stored with NICE_OFFSET added (uint32). */
+	in->nice = job->details ?
+		(int32_t)((int64_t)job->details->nice - (int64_t)NICE_OFFSET) :
+		0;
+}
+
+/* The sprio breakdown (weighted factors, as multifactor stores them). */
+static void _fill_factors(gf_job_factors_t *out, const gpufair_factors_t *f,
+			  const job_record_t *job)
+{
+	out->priority_age = f->w_age;
+	out->priority_fs = f->w_fairshare;
+	out->priority_js = f->w_job_size;
+	out->priority_part = f->w_partition;
+	out->priority_qos = f->w_qos;
+	out->priority_assoc = 0;
+	out->priority_site = NICE_OFFSET; /* sprio shows site - NICE_OFFSET: 0 */
+	out->nice = job->details ? job->details->nice : NICE_OFFSET;
+	out->priority_tres = NULL;
+	out->tres_names = NULL;
+	out->tres_weights = NULL;
+	out->tres_cnt = 0;
+}
+
+/*
+ * The cycle does not store the breakdown (one cache miss per job less on its
+ * hottest loop): priority_p_get_priority_factors_list() recomputes it on
+ * demand. Here, at submit, it is stored.
+ */
+extern uint32_t gfp_set_job_priority_locked(job_record_t *job, time_t now)
+{
+	gpufair_prio_input_t in;
+	gpufair_factors_t f;
+	uint32_t prio;
+
+	gfp_prio_input(&in, job, gfp_job_team_locked(job, true));
+	prio = gpufair_priority(gfp.engine, &in, now, &f);
+	if (!job->prio_factors)
+		job->prio_factors = xmalloc(sizeof(gf_job_factors_t));
+	_fill_factors(job->prio_factors, &f, job);
+	log_flag(PRIO, "%s: %pJ team=%d gpus=%.2f age=%.3f fs=%.3f (penalty %.2f) size=%.3f part=%.3f qos=%.3f nice=%d -> %u",
+		 plugin_type, job, in.team, in.gpus, f.age, f.fairshare,
+		 f.penalty, f.job_size, f.partition, f.qos, f.nice, prio);
+	return prio ? prio : 1;
+}
+
+/* ---------------------------------------------------------------------- */
+/* sshare                                                                   */
+
+/*
+ * EffectvUsage chosen so that Slurm's own formula 2^(-EffectvUsage/NormShares)
+ * (which sshare evaluates through priority_p_calc_fs_factor) gives the
+ * team's *effective* fair share, penalty included.
+ */
+static long double _usage_efctv(const gpufair_team_report_t *r,
+				long double shares_norm)
+{
+	long double eff;
+
+	if (r->effective_fairshare > 0 && shares_norm > 0)
+		eff = -log2l((long double)r->effective_fairshare) * shares_norm;
+	else if (shares_norm > 0)
+		eff = 64.0L * shares_norm;
+	else
+		eff = (long double)r->usage_norm;
+	return (eff > 0) ? eff : 0; /* never -0 */
+}
+
+/* The team report of an association, or NULL. Caller holds map_lock READ
+ * or is the cycle thread. */
+static const gpufair_team_report_t *_report_of(const slurmdb_assoc_rec_t *a)
+{
+	int32_t team = -1;
+
+	if (a->id < gfp.team_of_assoc_len)
+		team = gfp.team_of_assoc[a->id];
+	return (team >= 0 && team < gfp.nreports) ? &gfp.reports[team] : NULL;
+}
+
+static int _write_usage(void *x, void *arg)
+{
+	slurmdb_assoc_rec_t *a = x;
+	const gpufair_team_report_t *r;
+
+	(void)arg;
+	if (!a->usage || !(r = _report_of(a)))
+		return 0;
+	a->usage->usage_raw = (long double)r->usage_gpu_s;
+	a->usage->usage_norm = (long double)r->usage_norm;
+	a->usage->usage_efctv = _usage_efctv(r, a->usage->shares_norm);
+	a->usage->fs_factor = r->effective_fairshare;
+	a->usage->level_fs = (long double)r->effective_fairshare;
+	return 0;
+}
+
+/* RawUsage = the team's decayed GPU-seconds on every association of the
+ * team, NormUsage = U/Utot, FairShare = the effective fair share. */
+extern void gfp_write_assoc_usage_locked(void)
+{
+	long double total = 0;
+
+	if (!assoc_mgr_assoc_list)
+		return;
+	for (int32_t t = 0; t < gfp.nreports; t++)
+		total += (long double)gfp.reports[t].usage_gpu_s;
+	if (assoc_mgr_root_assoc && assoc_mgr_root_assoc->usage) {
+		assoc_mgr_root_assoc->usage->usage_raw = total;
+		assoc_mgr_root_assoc->usage->usage_norm = 1.0L;
+		assoc_mgr_root_assoc->usage->usage_efctv = 1.0L;
+	}
+	list_for_each(assoc_mgr_assoc_list, _write_usage, NULL);
+}
+
+extern GF_EXPORT void priority_p_set_assoc_usage(slurmdb_assoc_rec_t *assoc)
+{
+	const gpufair_team_report_t *r;
+
+	if (!assoc || !assoc->usage)
+		return;
+	pthread_rwlock_rdlock(&gfp.map_lock);
+	if ((r = _report_of(assoc))) {
+		assoc->usage->usage_norm = (long double)r->usage_norm;
+		assoc->usage->usage_efctv =
+			_usage_efctv(r, assoc->usage->shares_norm);
+		assoc->usage->fs_factor = r->effective_fairshare;
+	} else {
+		assoc->usage->usage_norm = 0;
+		assoc->usage->usage_efctv = 0;
+	}
+	pthread_rwlock_unlock(&gfp.map_lock);
+}
+
+/* Slurm's classic formula; with the EffectvUsage we publish it yields the
+ * team's effective (penalised) fair share. */
+extern GF_EXPORT double priority_p_calc_fs_factor(long double usage_efctv,
+						  long double shares_norm)
+{
+	if (usage_efctv != usage_efctv || usage_efctv < 0 ||
+	    fabsl(usage_efctv - (long double)NO_VAL) < 1e-6L)
+		return 0.0;
+	if (shares_norm <= 0 || shares_norm != shares_norm ||
+	    fabsl(shares_norm - (long double)NO_VAL) < 1e-6L)
+		return 0.0;
+	return (double)powl(2.0L, -(usage_efctv / shares_norm));
+}
+
+/* ---------------------------------------------------------------------- */
+/* sprio                                                                    */
+
+typedef struct {
+	gf_factors_request_t *req; /* filters; NULL from 24.05 */
+	uid_t uid;
+	list_t *parts;    /* partition filter, NULL = all */
+	list_t *out;
+	time_t now;
+	uint16_t flags;
+} factors_ctx_t;
+
+static int _find_ptr(void *x, void *key)
+{
+	return x == key;
+}
+
+static int _find_u32(void *x, void *key)
+{
+	return *(uint32_t *)x == *(uint32_t *)key;
+}
+
+static void _append_row(factors_ctx_t *ctx, job_record_t *job,
+			part_record_t *part)
+{
+	priority_factors_object_t *row;
+
+	if (ctx->parts && !list_find_first(ctx->parts, _find_ptr, part))
+		return;
+	row = xmalloc(sizeof(*row));
+	if (job->direct_set_prio) {
+		row->direct_prio = job->priority;
+	} else {
+		/* The factors of the job's current priority: computed at the
+		 * last cycle (or at submit, if it came later) from the team
+		 * factors that are still cached. */
+		gpufair_prio_input_t in;
+		gpufair_factors_t f;
+		time_t at = gfp.prev_cycle;
+
+		if (job->details && job->details->submit_time > at)
+			at = job->details->submit_time;
+		gfp_prio_input(&in, job,
+			       gfp_job_team_locked(job,
+						   !GF_FACTORS_CALLER_LOCKS));
+		gpufair_priority(gfp.engine, &in, (int64_t)at, &f);
+		_fill_factors(gf_row_factors(row), &f, job);
+	}
+	gf_row_names(row, job->account,
+		     job->qos_ptr ? job->qos_ptr->name : NULL);
+	row->cluster_name = NULL;
+	row->job_id = job->job_id;
+	row->partition = part->name;
+	row->user_id = job->user_id;
+	list_append(ctx->out, row);
+}
+
+static int _rows_of_job(void *x, void *arg)
+{
+	job_record_t *job = x;
+	factors_ctx_t *ctx = arg;
+	time_t use_time;
+
+	if (!(ctx->flags & PRIORITY_FLAGS_CALCULATE_RUNNING) &&
+	    !IS_JOB_PENDING(job))
+		return 0;
+	if (IS_JOB_REVOKED(job) || !job->priority || !job->details)
+		return 0;
+	use_time = (ctx->flags & PRIORITY_FLAGS_ACCRUE_ALWAYS) ?
+		job->details->submit_time : job->details->begin_time;
+	if (!use_time || use_time > ctx->now)
+		return 0;
+	if (ctx->req && ctx->req->job_id_list &&
+	    !list_find_first(ctx->req->job_id_list, _find_u32, &job->job_id))
+		return 0;
+	if (ctx->req && ctx->req->uid_list &&
+	    !list_find_first(ctx->req->uid_list, _find_u32, &job->user_id))
+		return 0;
+	if ((slurm_conf.private_data & PRIVATE_DATA_JOBS) &&
+	    job->user_id != ctx->uid && !validate_operator(ctx->uid))
+		return 0;
+
+	if (job->part_ptr_list) {
+		list_itr_t *it = list_iterator_create(job->part_ptr_list);
+		part_record_t *p;
+
+		while ((p = list_next(it)))
+			_append_row(ctx, job, p);
+		list_iterator_destroy(it);
+	} else if (job->part_ptr) {
+		_append_row(ctx, job, job->part_ptr);
+	}
+	return 0;
+}
+
+/* The partitions named in sprio's -p filter (22.05's request only). */
+static list_t *_partition_filter(const char *names)
+{
+	list_t *parts;
+	char *copy, *save = NULL;
+
+	if (!names)
+		return NULL;
+	parts = list_create(NULL);
+	copy = xstrdup(names);
+	for (char *tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		part_record_t *p = find_part_record(tok);
+
+		if (p)
+			list_append(parts, p);
+	}
+	xfree(copy);
+	return parts;
+}
+
+extern GF_EXPORT list_t *priority_p_get_priority_factors_list(
+	GF_FACTORS_LIST_PARAMS)
+{
+	factors_ctx_t ctx = {
+		.req = GF_FACTORS_REQUEST,
+		.uid = uid,
+		.now = time(NULL),
+		.flags = __atomic_load_n(&gfp.flags, __ATOMIC_RELAXED),
+	};
+#if !GF_FACTORS_CALLER_LOCKS
+	slurmctld_lock_t job_read_lock = {
+		.job = READ_LOCK, .node = READ_LOCK, .part = READ_LOCK };
+	assoc_mgr_lock_t locks = { .assoc = READ_LOCK, .qos = READ_LOCK };
+
+	if (!req_msg)
+		return NULL;
+#endif
+	if (!job_list || !gfp.engine)
+		return NULL;
+
+#if !GF_FACTORS_CALLER_LOCKS
+	lock_slurmctld(job_read_lock);
+	assoc_mgr_lock(&locks);
+#endif
+	pthread_rwlock_rdlock(&gfp.map_lock);
+	if (ctx.req)
+		ctx.parts = _partition_filter(ctx.req->partitions);
+	ctx.out = list_create(gf_row_free);
+	list_for_each(job_list, _rows_of_job, &ctx);
+	pthread_rwlock_unlock(&gfp.map_lock);
+#if !GF_FACTORS_CALLER_LOCKS
+	assoc_mgr_unlock(&locks);
+	unlock_slurmctld(job_read_lock);
+#endif
+	FREE_NULL_LIST(ctx.parts);
+	if (!list_count(ctx.out))
+		FREE_NULL_LIST(ctx.out);
+	return ctx.out;
+}

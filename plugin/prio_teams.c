@@ -1,0 +1,151 @@
+/*****************************************************************************\
+ *  prio_teams.c - which team a job or association belongs to, the teams'
+ *  shares, and where the GPUs sit in the TRES arrays.
+ *
+ *  A team is the account at depth team_level below root (gf_account_path);
+ *  its shares are that account association's. The cycle rebuilds an
+ *  assoc id -> team map each time, so the hot paths (priority_p_set, sprio,
+ *  the cycle itself) find a job's team with one array read.
+ *
+ *  Locks: the refresh functions run in the cycle thread under { job WRITE,
+ *  part READ } and { assoc WRITE, qos READ, tres READ }, and take map_lock
+ *  for writing to publish (then conf_mutex, innermost). gfp_job_team_locked
+ *  runs wherever a job's priority is computed; its callers hold map_lock
+ *  READ (or are the cycle thread) and, to walk the account tree on a miss,
+ *  assoc READ.
+\*****************************************************************************/
+
+#include <ctype.h>
+
+#include "src/common/log.h"
+#include "src/common/xstring.h"
+
+#include "priority_gpufair.h"
+
+/* Team of an association, through its path below root. Caller holds the
+ * assoc READ lock. */
+static int32_t _team_of_assoc_locked(const slurmdb_assoc_rec_t *assoc)
+{
+	char path[GF_PATH_MAX];
+
+	if (!assoc || !gf_account_path(assoc, path, sizeof(path)))
+		return -1;
+	return gpufair_team_id(gfp.engine, path);
+}
+
+extern int32_t gfp_job_team_locked(const job_record_t *job, bool walk_tree)
+{
+	int32_t team = -1;
+
+	if (job->assoc_id < gfp.team_of_assoc_len)
+		team = gfp.team_of_assoc[job->assoc_id];
+	if (team >= 0)
+		return team;
+	if (job->assoc_ptr)
+		return walk_tree ? _team_of_assoc_locked(job->assoc_ptr) : -1;
+	if (job->account && job->account[0]) {
+		/* No association (AccountingStorageEnforce without
+		 * associations): the account name is the path. */
+		char acct[GF_PATH_MAX];
+		size_t i;
+
+		for (i = 0; job->account[i] && i + 1 < sizeof(acct); i++)
+			acct[i] = (char)tolower((unsigned char)job->account[i]);
+		acct[i] = '\0';
+		return gpufair_team_id(gfp.engine, acct);
+	}
+	return -1;
+}
+
+typedef struct {
+	int32_t *map;
+	uint32_t len;
+	int team_level;
+} teams_ctx_t;
+
+static int _max_assoc_id(void *x, void *arg)
+{
+	slurmdb_assoc_rec_t *a = x;
+	uint32_t *max_id = arg;
+
+	if (a->id > *max_id)
+		*max_id = a->id;
+	return 0;
+}
+
+static int _map_assoc(void *x, void *arg)
+{
+	slurmdb_assoc_rec_t *a = x;
+	teams_ctx_t *ctx = arg;
+	char path[GF_PATH_MAX];
+	int depth = gf_account_path(a, path, sizeof(path));
+	int32_t team;
+
+	if (!depth || a->id >= ctx->len)
+		return 0;
+	team = gpufair_team_id(gfp.engine, path);
+	ctx->map[a->id] = team;
+	/* Team shares come from the account association that is the team
+	 * (its depth is the team level, or less for a short path).
+	 * SLURMDB_FS_USE_PARENT and unset keep the default. */
+	if (!a->user && team >= 0 && depth <= ctx->team_level &&
+	    a->shares_raw != SLURMDB_FS_USE_PARENT &&
+	    a->shares_raw != NO_VAL && a->shares_raw != INFINITE)
+		gpufair_set_shares(gfp.engine, team, (double)a->shares_raw);
+	return 0;
+}
+
+extern void gfp_refresh_teams_locked(void)
+{
+	uint32_t max_id = 0;
+	teams_ctx_t ctx;
+
+	if (!assoc_mgr_assoc_list)
+		return;
+	list_for_each(assoc_mgr_assoc_list, _max_assoc_id, &max_id);
+	ctx.len = max_id + 1;
+	ctx.map = xcalloc(ctx.len, sizeof(int32_t));
+	for (uint32_t i = 0; i < ctx.len; i++)
+		ctx.map[i] = -1;
+	slurm_mutex_lock(&gfp.conf_mutex);
+	ctx.team_level = gfp.team_level;
+	slurm_mutex_unlock(&gfp.conf_mutex);
+	list_for_each(assoc_mgr_assoc_list, _map_assoc, &ctx);
+
+	pthread_rwlock_wrlock(&gfp.map_lock);
+	xfree(gfp.team_of_assoc);
+	gfp.team_of_assoc = ctx.map;
+	gfp.team_of_assoc_len = ctx.len;
+	pthread_rwlock_unlock(&gfp.map_lock);
+}
+
+extern void gfp_refresh_gpus_locked(void)
+{
+	gfp_set_billing_weights(gfp_billing_weights_locked());
+
+	pthread_rwlock_wrlock(&gfp.map_lock);
+	slurm_mutex_lock(&gfp.conf_mutex);
+	gf_gpu_map_build(&gfp.gpus, gfp.describe);
+	slurm_mutex_unlock(&gfp.conf_mutex);
+	pthread_rwlock_unlock(&gfp.map_lock);
+	if ((gfp.gpus.gpu_pos < 0) != gfp.warned_no_gpu_tres) {
+		gfp.warned_no_gpu_tres = (gfp.gpus.gpu_pos < 0);
+		if (gfp.warned_no_gpu_tres)
+			info("%s: no gres/gpu TRES (add it to AccountingStorageTRES); every job costs 0 GPU-hours",
+			     plugin_type);
+	}
+	/* Weighted like the jobs' GPUs: an entitlement is a share of it. */
+	if (gfp.gpus.gpu_pos >= 0)
+		gpufair_set_cluster_gpus(gfp.engine,
+					 gf_cluster_gpus(&gfp.gpus));
+}
+
+extern void gfp_teams_free(void)
+{
+	pthread_rwlock_wrlock(&gfp.map_lock);
+	xfree(gfp.team_of_assoc);
+	gfp.team_of_assoc_len = 0;
+	xfree(gfp.reports);
+	gfp.nreports = 0;
+	pthread_rwlock_unlock(&gfp.map_lock);
+}
