@@ -15,7 +15,7 @@
  *  Without priority/gpufair (no shared engine) only the same-team rule is
  *  added, with the team at the top level below root.
  *
- *  Locks each entry point runs under (Slurm 22.05):
+ *  Locks each entry point runs under (Slurm 22.05 and 24.11):
  *  init(), fini()  slurmctld start-up / shutdown (preempt.c), no lock held.
  *  preempt_p_job_preempt_check()  job READ (queue sort in job_scheduler.c,
  *              build_job_queue), called on every comparison.
@@ -50,6 +50,7 @@
 #include "src/slurmctld/slurmctld.h"
 
 #include "gpufair_slurm.h"
+#include "preempt_conf.h"
 
 GF_EXPORT const char plugin_name[] = "Preempt gpufair (QOS + same-team rule + bait blocking)";
 GF_EXPORT const char plugin_type[] = "preempt/gpufair";
@@ -74,14 +75,6 @@ typedef struct {
 } recorded_t;
 static recorded_t recorded[GF_SLOTS];
 static pthread_mutex_t recorded_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* Configuration cached from the shared engine, refreshed when slurm.conf
- * changes (slurm_conf.last_update), as node_scheduler.c does for its own. */
-static time_t conf_seen = -1;
-static gpufair_engine_t *conf_engine;
-static int team_level = 1;
-static bool any_team;
-static gf_gpu_map_t gpus;
 
 static bool _within(const slurmdb_qos_rec_t *qos)
 {
@@ -120,37 +113,9 @@ static uint32_t _get_grace_time(job_record_t *job_ptr)
 	return job_ptr->qos_ptr ? job_ptr->qos_ptr->grace_time : 0;
 }
 
-/* Refresh the cached team level, scope and GPU map after a (re)config.
- * Cheap when nothing changed: one comparison. */
-static void _refresh_conf(gpufair_engine_t *e)
-{
-	char desc[8192];
-	assoc_mgr_lock_t tres_read = { .tres = READ_LOCK };
-
-	if (conf_seen == slurm_conf.last_update && conf_engine == e)
-		return;
-	conf_seen = slurm_conf.last_update;
-	conf_engine = e;
-	if (e && gpufair_config_describe(e, desc, sizeof(desc)) == GPUFAIR_OK) {
-		team_level = (int)gf_describe_long(desc, "team_level", 1);
-		any_team = gpufair_preempt_any_team(e) == 1;
-	} else {
-		desc[0] = '\0';
-		team_level = 1;
-		any_team = false;
-	}
-	assoc_mgr_lock(&tres_read);
-	/* The same GPU weights as priority/gpufair (from the shared core). */
-	gf_gpu_map_build(&gpus, desc);
-	assoc_mgr_unlock(&tres_read);
-	log_flag(PRIO, "%s: team_level=%d preempt_scope=%s engine=%s",
-		 plugin_type, team_level, any_team ? "any" : "team",
-		 e ? "shared" : "none");
-}
-
 /* Core view of a job; caller holds assoc READ. */
-static void _core_job(gpufair_engine_t *e, job_record_t *job,
-		      gpufair_job_t *out)
+static void _core_job(gpufair_engine_t *e, const gf_preempt_conf_t *c,
+		      job_record_t *job, gpufair_job_t *out)
 {
 	char path[GF_PATH_MAX];
 	int32_t team = -1;
@@ -158,7 +123,7 @@ static void _core_job(gpufair_engine_t *e, job_record_t *job,
 	if (job->assoc_ptr && gf_account_path(job->assoc_ptr, path,
 					      sizeof(path)))
 		team = gpufair_team_id(e, path);
-	gf_job_fill(out, job, team, &gpus);
+	gf_job_fill(out, job, team, &c->gpus);
 }
 
 extern GF_EXPORT int init(void)
@@ -167,9 +132,11 @@ extern GF_EXPORT int init(void)
 	return SLURM_SUCCESS;
 }
 
+/* slurmctld stops its scheduling threads before unloading plugins: no
+ * predicate runs any more. */
 extern GF_EXPORT void fini(void)
 {
-	/* Nothing allocated. */
+	gf_preempt_conf_free();
 }
 
 extern GF_EXPORT bool preempt_p_preemptable(job_record_t *preemptee,
@@ -181,15 +148,15 @@ static bool _reclaim_allowed(gpufair_engine_t *e, job_record_t *preemptee,
 			     job_record_t *preemptor)
 {
 	assoc_mgr_lock_t assoc_read = { .assoc = READ_LOCK };
+	const gf_preempt_conf_t *c = gf_preempt_conf(e);
 	gpufair_job_t or_j, ee_j;
 	int rc;
 
-	_refresh_conf(e);
-	if (any_team)
+	if (c->any_team)
 		return false; /* preempt/qos decided already */
 	assoc_mgr_lock(&assoc_read);
-	_core_job(e, preemptor, &or_j);
-	_core_job(e, preemptee, &ee_j);
+	_core_job(e, c, preemptor, &or_j);
+	_core_job(e, c, preemptee, &ee_j);
 	assoc_mgr_unlock(&assoc_read);
 	if (or_j.team < 0 || ee_j.team < 0 || or_j.team == ee_j.team)
 		return false;
@@ -217,6 +184,7 @@ extern GF_EXPORT bool preempt_p_preemptable(job_record_t *preemptee,
 	slurmdb_qos_rec_t *qos_ee = preemptee->qos_ptr;
 	slurmdb_qos_rec_t *qos_or = preemptor->qos_ptr;
 	gpufair_engine_t *e;
+	const gf_preempt_conf_t *c;
 	assoc_mgr_lock_t assoc_read = { .assoc = READ_LOCK };
 	bool same_team, ok = true, qos_ok;
 
@@ -245,13 +213,14 @@ extern GF_EXPORT bool preempt_p_preemptable(job_record_t *preemptee,
 			return false;
 		return _reclaim_allowed(e, preemptee, preemptor);
 	}
-	_refresh_conf(e);
+	c = gf_preempt_conf(e);
 
 	/* 2. Same team? Same association is the same team for free. */
-	if (!any_team && preemptee->assoc_ptr != preemptor->assoc_ptr) {
+	if (!c->any_team && preemptee->assoc_ptr != preemptor->assoc_ptr) {
 		assoc_mgr_lock(&assoc_read);
-		same_team = gf_team_assoc(preemptee->assoc_ptr, team_level) ==
-			    gf_team_assoc(preemptor->assoc_ptr, team_level);
+		same_team = gf_team_assoc(preemptee->assoc_ptr,
+					  c->team_level) ==
+			    gf_team_assoc(preemptor->assoc_ptr, c->team_level);
 		/* No association on either side: compare account names. */
 		if (!preemptee->assoc_ptr || !preemptor->assoc_ptr)
 			same_team = preemptee->account && preemptor->account &&
@@ -271,25 +240,31 @@ extern GF_EXPORT bool preempt_p_preemptable(job_record_t *preemptee,
 		int rc;
 
 		assoc_mgr_lock(&assoc_read);
-		_core_job(e, preemptor, &or_j);
-		_core_job(e, preemptee, &ee_j);
+		_core_job(e, c, preemptor, &or_j);
+		_core_job(e, c, preemptee, &ee_j);
 		assoc_mgr_unlock(&assoc_read);
 		rc = gpufair_preempt_allowed(e, &or_j, &ee_j,
 					     (int64_t)time(NULL), reason,
 					     sizeof(reason));
 		if (rc == 0) {
 			/* The scheduler asks again every pass: log a refused
-			 * pair once a minute, not every second. */
-			static uint64_t last_pair;
-			static time_t last_log;
+			 * pair once a minute, not every second (threads may
+			 * race here: at worst a line more or less). */
+			static _Atomic uint64_t last_pair;
+			static _Atomic int64_t last_log;
 			uint64_t pair = ((uint64_t)preemptor->job_id << 32) |
 					preemptee->job_id;
-			time_t now = time(NULL);
+			int64_t now = time(NULL);
 
 			ok = false;
-			if (pair != last_pair || now - last_log >= 60) {
-				last_pair = pair;
-				last_log = now;
+			if (atomic_exchange_explicit(&last_pair, pair,
+						     memory_order_relaxed) !=
+				    pair ||
+			    now - atomic_load_explicit(&last_log,
+						       memory_order_relaxed) >=
+				    60) {
+				atomic_store_explicit(&last_log, now,
+						      memory_order_relaxed);
 				log_flag(PRIO, "%s: %pJ may not preempt %pJ: %s",
 					 plugin_type, preemptor, preemptee,
 					 reason);
@@ -321,6 +296,7 @@ static void _record(job_record_t *victim, time_t key, const char *how)
 	uint64_t w = atomic_load_explicit(&last_preemptor[slot],
 					  memory_order_relaxed);
 	job_record_t *preemptor;
+	const gf_preempt_conf_t *c;
 	gpufair_job_t or_j, ee_j;
 	assoc_mgr_lock_t assoc_read = { .assoc = READ_LOCK };
 	char reason[1024];
@@ -344,10 +320,10 @@ static void _record(job_record_t *victim, time_t key, const char *how)
 		      plugin_type, victim, how);
 		return;
 	}
-	_refresh_conf(e);
+	c = gf_preempt_conf(e);
 	assoc_mgr_lock(&assoc_read);
-	_core_job(e, preemptor, &or_j);
-	_core_job(e, victim, &ee_j);
+	_core_job(e, c, preemptor, &or_j);
+	_core_job(e, c, victim, &ee_j);
 	assoc_mgr_unlock(&assoc_read);
 	rc = gpufair_record_preemption(e, &or_j, &ee_j, (int64_t)time(NULL),
 				       reason, sizeof(reason));
@@ -384,14 +360,17 @@ static void _record(job_record_t *victim, time_t key, const char *how)
 static void _check_suspended(job_record_t *job)
 {
 	uint32_t slot;
+	bool seen;
 
 	if (!job || !job->preempt_time || !IS_JOB_SUSPENDED(job))
 		return;
 	slot = job->job_id % GF_SLOTS;
-	if (recorded[slot].victim == job->job_id &&
-	    recorded[slot].key == job->preempt_time)
-		return;
-	_record(job, job->preempt_time, "suspend");
+	slurm_mutex_lock(&recorded_lock);
+	seen = recorded[slot].victim == job->job_id &&
+	       recorded[slot].key == job->preempt_time;
+	slurm_mutex_unlock(&recorded_lock);
+	if (!seen)
+		_record(job, job->preempt_time, "suspend");
 }
 
 extern GF_EXPORT int preempt_p_get_data(job_record_t *job_ptr,
