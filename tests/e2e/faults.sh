@@ -81,7 +81,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-pd=/usr/lib/x86_64-linux-gnu/slurm-wlm
+pd=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/slurm-wlm
 if ((BUILD == 0)) && [[ -f $pd/priority_gpufair.so && -f $pd/preempt_gpufair.so ]]; then
   export GPUFAIR_SKIP_BUILD=1
 fi
