@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <string_view>
 #include <unistd.h>
 
 #include "counterfactual.h"
@@ -81,10 +82,13 @@ inline RunResult run_trace(const std::string& csv, const std::string& policy, Si
   return simulate(w, policy, *c, options);
 }
 
-inline const TeamResult& team(const RunResult& r, const std::string& name) {
+// The name is a string_view, not a const std::string&: the result refers into
+// r only, and a literal name then makes no temporary std::string that GCC 14's
+// -Wdangling-reference would take the result to refer to.
+inline const TeamResult& team(const RunResult& r, std::string_view name) {
   for (const auto& t : r.teams)
     if (t.name == name) return t;
-  throw std::runtime_error("no team " + name);
+  throw std::runtime_error("no team " + std::string(name));
 }
 
 }  // namespace gpufair::sim::testing
