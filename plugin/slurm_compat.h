@@ -31,10 +31,12 @@
 #include "src/common/list.h"
 #include "src/common/xmalloc.h"
 
-/* 23.02 named the list types list_t / list_itr_t (24.11 dropped List). */
+/* 23.02 named the list types list_t / list_itr_t (24.11 dropped List),
+ * and made a job's details an anonymous struct, job_details_t. */
 #if !GF_SLURM_AT_LEAST(23, 2)
 typedef struct xlist list_t;
 typedef struct listIterator list_itr_t;
+typedef struct job_details job_details_t;
 #endif
 
 /*

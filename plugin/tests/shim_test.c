@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "slurm_compat.h"
 #include "src/common/assoc_mgr.h"
 
 #include "gpufair_slurm.h"
@@ -121,7 +122,7 @@ static void test_gpus(void)
 static void test_job_fill(void)
 {
 	slurmdb_qos_rec_t qos = { .priority = 100 };
-	struct job_details details = { .submit_time = 1000, .begin_time = 1200 };
+	job_details_t details = { .submit_time = 1000, .begin_time = 1200 };
 	job_record_t job = { .job_id = 42, .user_id = 1001, .qos_ptr = &qos,
 			     .details = &details, .start_time = 1500,
 			     .job_state = JOB_RUNNING };
