@@ -26,7 +26,7 @@ struct Strategy {
 
 const Strategy kStrategies[] = {
     {"dilution-gpuless", true, true},
-    {"dilution-short", true, false},       // open: the gamer stays below its entitlement
+    {"dilution-short", true, false},       // open by default: the gamer stays below its entitlement (banked_jump, below)
     {"slow-old-placeholders", true, false},  // open: same
     // A 16-GPU placeholder waits long in a FIFO queue too: the strategy paid
     // under FIFO on 2 of these 5 seeds only, so it is not claimed to pay there.
