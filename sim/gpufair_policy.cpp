@@ -11,7 +11,7 @@ GpufairPolicy::GpufairPolicy(const Config& config)
     : engine_(config),
       team_level_(config.team_level),
       reclaims_(config.jump.reclaim != Reclaim::kOff && config.preempt_scope == PreemptScope::kTeam),
-      refuses_(config.bait.block != BaitBlock::kNever) {}
+      refuses_(config.bait.block != BaitBlock::kNever || config.jump.banked_jump == BankedJump::kRefuse) {}
 
 void GpufairPolicy::add_account(std::int32_t account, const std::string& path, std::int32_t team,
                                 double shares) {
@@ -86,8 +86,8 @@ PreemptVerdict GpufairPolicy::allow_preemption(const SimJob& preemptor, const Si
   // a reason string (formatting it dominated the simulator's profile).
   const auto check = engine_.check_preemption(ref(preemptor), ref(victim), now + kEpoch, false);
   // The simulator only offers same-team victims, so a refusal here is the
-  // bait rule blocking the jump.
-  return {check.allowed, !check.allowed && preemptor.team == victim.team, check.reason};
+  // bait rule blocking the jump, or banked_jump (not a bait verdict).
+  return {check.allowed, !check.allowed && !check.banked && preemptor.team == victim.team, check.reason};
 }
 
 RecordedPreemption GpufairPolicy::record_preemption(const SimJob& preemptor, const SimJob& victim,

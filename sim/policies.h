@@ -116,7 +116,7 @@ class GpufairPolicy final : public SchedPolicy {
   Engine engine_;
   int team_level_;
   bool reclaims_;
-  bool refuses_;  // the bait rule may block a jump (bait_block != never)
+  bool refuses_;  // a jump may be refused (bait_block != never, or banked_jump=refuse)
   mutable std::vector<PriorityInput> batch_in_;   // scratch for priorities()
   mutable std::vector<std::uint32_t> batch_out_;
   std::vector<JobRef> batch_refs_;  // scratch for observe_pending_all()

@@ -300,6 +300,11 @@ const std::vector<KeyDef>& key_table() {
         "whose GPUs a team below its entitlement may requeue: teams over theirs that jumped the queue "
         "or baited within bait_window (jumpers), any team over its entitlement (all), nobody (off)",
         "not a reclaim mode", [](Config& c) -> Reclaim& { return c.jump.reclaim; }));
+    t.push_back(choice_key<BankedJump>(
+        "banked_jump", {{"allow", BankedJump::kAllow}, {"refuse", BankedJump::kRefuse}},
+        "in-team preemption by a team below its entitlement: any victim (allow), or only its jobs "
+        "that started at or after the preemptor became eligible, never GPUs held in advance (refuse)",
+        "not a banked_jump mode", [](Config& c) -> BankedJump& { return c.jump.banked_jump; }));
     t.push_back({"state_file", "a file path",
                  "where the state is saved; empty = <StateSaveLocation>/gpufair.state",
                  [](const Config& c) { return c.state_file; },

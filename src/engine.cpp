@@ -106,6 +106,9 @@ void add_worth(DecayedValue& v, double worth, TimePoint t, Seconds half_life) {
   }
 }
 
+// When a job could first run: its eligible time, or its submit time.
+TimePoint eligible_since(const JobRef& j) { return j.eligible > 0 ? j.eligible : j.submit; }
+
 TimePoint saturating_add(TimePoint t, Seconds d) {
   TimePoint out;
   return __builtin_add_overflow(t, d, &out) ? (d > 0 ? INT64_MAX : INT64_MIN) : out;
@@ -384,6 +387,20 @@ struct Engine::Impl {
   // team of honest-busy.yaml bait in 30 of its 45 jumps (8 of 35 with it).
   JumpCost jump_cost(const JobRef& jumper, TimePoint when) const {
     return queue_view().cost_of_jump(jumper, when, config.jump.price_cap, &below_entitlement);
+  }
+
+  // banked_jump=refuse (design.md, "Jump price"): an in-team jump by a team
+  // below its entitlement (as of the last cycle, cluster size known) onto a
+  // victim that started before the preemptor became eligible. Such GPUs were
+  // banked in advance; GPUs the team got while the preemptor already waited
+  // (a victim started at or after that) are fair game. A victim with no
+  // start time is not refused.
+  bool banked(const JobRef& preemptor, const JobRef& victim) const {
+    if (config.jump.banked_jump != BankedJump::kRefuse || cluster_gpus <= 0) return false;
+    if (preemptor.team < 0 || static_cast<std::size_t>(preemptor.team) >= below_entitlement.size() ||
+        !below_entitlement[static_cast<std::size_t>(preemptor.team)])
+      return false;
+    return victim.start > 0 && victim.start < eligible_since(preemptor);
   }
 
   bool jumped_lately(const TeamState& t, TimePoint now) const {
@@ -733,6 +750,19 @@ PreemptCheck Engine::check_preemption(const JobRef& preemptor, const JobRef& vic
     }
     out.allowed = false;
     if (want_reason) out.reason = std::string("cross-team preemption refused (preempt_scope=team; no reclaim: ") + why + ")";
+    return out;
+  }
+  if (m.banked(preemptor, victim)) {
+    out.allowed = false;
+    out.banked = true;
+    if (want_reason) {
+      char buf[224];
+      std::snprintf(buf, sizeof buf,
+                    "refused (banked_jump=refuse): the team is below its entitlement and the victim started "
+                    "%llds before the preemptor became eligible; it may displace only jobs started since",
+                    static_cast<long long>(elapsed_between(victim.start, eligible_since(preemptor))));
+      out.reason = buf;
+    }
     return out;
   }
   if (m.config.bait.block == BaitBlock::kNever) return out;

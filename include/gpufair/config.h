@@ -23,6 +23,9 @@ enum class PreemptScope { kTeam, kAny };
 enum class BaitBlock { kNever, kPenalized, kAlways };
 // Whose GPUs a team below its share may take back (design.md, "Reclaim").
 enum class Reclaim { kOff, kJumpers, kAll };
+// In-team jumps by a team below its entitlement onto GPUs it held before the
+// preemptor could run (design.md, "Jump price", banked GPUs).
+enum class BankedJump { kAllow, kRefuse };
 
 // The standard slurm.conf knobs as Slurm parsed them (seconds, raw weights).
 // `set == false` means "not from Slurm" (the simulator, tests): defaults apply.
@@ -93,6 +96,13 @@ struct JumpConfig {
   // that jumped the queue (paid a jump price) or was caught baiting within
   // bait_window; all = any team over its entitlement; off = never.
   Reclaim reclaim = Reclaim::kJumpers;
+  // banked_jump: refuse = a team below its entitlement may displace only
+  // its own jobs that started at or after the preemptor became eligible
+  // (GPUs it got while the preemptor already waited), never GPUs banked in
+  // advance; allow (default) = any in-team victim. Off by default because it
+  // also refuses honest urgent jobs of below-entitlement teams (measured in
+  // design.md, "Why no strategy pays").
+  BankedJump banked_jump = BankedJump::kAllow;
 };
 
 struct Config {

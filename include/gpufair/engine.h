@@ -30,6 +30,7 @@ namespace gpufair {
 struct PreemptCheck {
   bool allowed = true;
   bool reclaim = false;  // allowed across teams by the reclaim rule
+  bool banked = false;   // refused by banked_jump=refuse (not a bait verdict)
   std::string reason;
 };
 

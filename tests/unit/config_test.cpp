@@ -27,6 +27,7 @@ TEST(Config, EmptyGivesDocumentedDefaults) {
   EXPECT_EQ(c->team_level, 1);
   EXPECT_EQ(c->bait.block, BaitBlock::kNever);
   EXPECT_EQ(c->preempt_scope, PreemptScope::kTeam);
+  EXPECT_EQ(c->jump.banked_jump, BankedJump::kAllow);
   EXPECT_DOUBLE_EQ(c->bait.threshold, d.bait.threshold);
 }
 
@@ -69,7 +70,7 @@ TEST(Config, EveryKeyParses) {
       "bait_w_young=0.1,bait_w_repeat=0.2,bait_w_supply=0.3,bait_w_skip=0.4,bait_w_jump=0.6,"
       "bait_block=always,"
       "bait_block_penalty=1.5,penalty_per_bait=2,penalty_max=6,penalty_half_life=12h,"
-      "skip_charge=0.5,jump_price_cap=2h,reclaim=all,state_file=/var/spool/gpufair.state");
+      "skip_charge=0.5,jump_price_cap=2h,reclaim=all,banked_jump=refuse,state_file=/var/spool/gpufair.state");
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_EQ(c->decay_half_life, 14 * 86400);
   EXPECT_EQ(c->calc_period, 60);
@@ -104,6 +105,7 @@ TEST(Config, EveryKeyParses) {
   EXPECT_DOUBLE_EQ(c->penalty.skip_charge, 0.5);
   EXPECT_EQ(c->jump.price_cap, 7200);
   EXPECT_EQ(c->jump.reclaim, Reclaim::kAll);
+  EXPECT_EQ(c->jump.banked_jump, BankedJump::kRefuse);
   EXPECT_EQ(c->state_file, "/var/spool/gpufair.state");
 }
 
@@ -191,6 +193,7 @@ TEST(Config, BadValuesNameKeyValueAndAcceptedRange) {
       {"preempt_scope=all", "preempt_scope='all'", "not a preemption scope", "team or any"},
       {"bait_block=sometimes", "bait_block='sometimes'", "not a blocking mode", "penalized"},
       {"reclaim=everyone", "reclaim='everyone'", "not a reclaim mode", "off, jumpers, all"},
+      {"banked_jump=never", "banked_jump='never'", "not a banked_jump mode", "allow, refuse"},
       {"jump_price_cap=31d", "jump_price_cap='31d'", "out of range", "30d"},
       {"favor_small=maybe", "favor_small='maybe'", "not yes/no", "yes or no"},
       {"default_shares=-1", "default_shares='-1'", "out of range", "[0, 1000000000]"},

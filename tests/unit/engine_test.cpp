@@ -926,5 +926,86 @@ TEST(EngineReclaim, HeldOrGpuLessReclaimersCannot) {
   EXPECT_FALSE(s.h.engine.check_reclaim(cpu, s.h.running.back(), s.h.now(), 0).allowed);
 }
 
+// ---- Banked GPUs (banked_jump) ---------------------------------------------------
+
+// A 32-GPU cluster, two equal teams, both active. The jumper holds `held`
+// GPUs in 8-GPU low jobs that started at kT0 - 2 h; the other team holds
+// the rest and waits. The jumper's urgent job became eligible at kT0 - 1 h.
+struct BankScenario {
+  Host h;
+  TeamId jumper, other;
+  JobRef urgent;
+  BankScenario(std::string_view params, int held_jobs, bool cluster_known = true) : h(params) {
+    jumper = h.engine.team_for_account("jumper");
+    other = h.engine.team_for_account("other");
+    if (cluster_known) h.engine.set_cluster_gpus(32);
+    h.engine.set_shares(jumper, 1);
+    h.engine.set_shares(other, 1);
+    for (int i = 0; i < held_jobs; ++i) h.running.push_back(make_job(10 + i, jumper, 0, 8, kT0 - 3 * kHour, kT0 - 2 * kHour));
+    for (int i = held_jobs; i < 4; ++i) h.running.push_back(make_job(10 + i, other, 0, 8, kT0 - 3 * kHour, kT0 - 2 * kHour));
+    h.pending = {make_job(1, other, 0, 8, kT0 - kHour)};
+    urgent = make_job(2, jumper, 1, 8, kT0 - 2 * kHour);
+    urgent.eligible = kT0 - kHour;
+    h.cycle();
+  }
+  PreemptCheck ask(TimePoint victim_start) {
+    JobRef v = make_job(10, jumper, 0, 8, kT0 - 3 * kHour, victim_start);
+    return h.engine.check_preemption(urgent, v, h.now(), true);
+  }
+};
+
+TEST(EngineBankedJump, Rules) {
+  struct Case {
+    const char* name;
+    const char* params;
+    int held_jobs;           // 8-GPU jobs of the jumper's team (entitled to 16)
+    bool cluster_known;
+    Seconds victim_start;    // relative to kT0; 0 = the host gives no start time
+    bool allowed;
+  };
+  const Case cases[] = {
+      {"default (allow): any in-team victim", "", 1, true, -2 * kHour, true},
+      {"below entitlement, victim banked before the preemptor was eligible", "banked_jump=refuse", 1, true, -2 * kHour, false},
+      {"...one second before", "banked_jump=refuse", 1, true, -kHour - 1, false},
+      {"below entitlement, victim started when the preemptor became eligible", "banked_jump=refuse", 1, true, -kHour, true},
+      {"below entitlement, victim started while the preemptor waited", "banked_jump=refuse", 1, true, -600, true},
+      {"at its entitlement: the price and reclaim apply instead", "banked_jump=refuse", 2, true, -2 * kHour, true},
+      {"over its entitlement", "banked_jump=refuse", 3, true, -2 * kHour, true},
+      {"cluster size unknown: entitlement unknown, not refused", "banked_jump=refuse", 1, false, -2 * kHour, true},
+      {"victim with no start time is not refused", "banked_jump=refuse", 1, true, 0, true},
+      {"explicit allow", "banked_jump=allow", 1, true, -2 * kHour, true},
+  };
+  for (const auto& c : cases) {
+    BankScenario s(c.params, c.held_jobs, c.cluster_known);
+    const PreemptCheck r = s.ask(c.victim_start == 0 ? 0 : kT0 + c.victim_start);
+    EXPECT_EQ(r.allowed, c.allowed) << c.name << ": " << r.reason;
+    EXPECT_EQ(r.banked, !c.allowed) << c.name;
+    if (!c.allowed) {
+      EXPECT_NE(r.reason.find("banked_jump=refuse"), std::string::npos) << c.name << ": " << r.reason;
+    }
+    // The quiet path (the preempt plugin's predicate) decides the same.
+    JobRef v = make_job(10, s.jumper, 0, 8, kT0 - 3 * kHour, c.victim_start == 0 ? 0 : kT0 + c.victim_start);
+    EXPECT_EQ(s.h.engine.check_preemption(s.urgent, v, s.h.now(), false).allowed, c.allowed) << c.name;
+  }
+}
+
+TEST(EngineBankedJump, SubmitTimeStandsInForAMissingEligibleTime) {
+  BankScenario s("banked_jump=refuse", 1);
+  s.urgent.eligible = 0;  // submit kT0 - 2 h is the reference then
+  EXPECT_TRUE(s.ask(kT0 - 2 * kHour).allowed);
+  EXPECT_FALSE(s.ask(kT0 - 2 * kHour - 1).allowed);
+}
+
+TEST(EngineBankedJump, EntitlementIsAsOfTheLastCycle) {
+  // Below its entitlement at the cycle: refused. After a cycle that sees the
+  // team holding its share, the same pair is allowed.
+  BankScenario s("banked_jump=refuse", 1);
+  EXPECT_FALSE(s.ask(kT0 - 2 * kHour).allowed);
+  s.h.running[1].team = s.jumper;  // the team now holds 16 of 32
+  s.h.clock.advance(300);
+  s.h.cycle();
+  EXPECT_TRUE(s.ask(kT0 - 2 * kHour).allowed);
+}
+
 }  // namespace
 }  // namespace gpufair
