@@ -12,7 +12,10 @@ ja=$(sub gfa1 teama normal 8 5)   # submitted first
 sleep 1
 jb=$(sub gfb1 teamb normal 8 5)   # submitted second, by the team with less usage
 sleep 5
-sprio -l -j "$ja,$jb" | tee "$E2E_OUT/t3-sprio.txt"
+# One -j per job: Slurm 24.11's sprio parses a comma-separated -j list as one
+# job id ("Invalid job id"), a bug of its own (src/sprio/opts.c).
+{ sprio -l -j "$ja"; sprio -h -l -j "$jb"; } | tee "$E2E_OUT/t3-sprio.txt" ||
+  fail "sprio -l -j failed for job $ja or $jb"
 ua=$(team_field teama raw_gpu_hours); ub=$(team_field teamb raw_gpu_hours)
 say "GPU-hours so far: teama $ua, teamb $ub"
 pa=$(squeue -h -j "$ja" -o %Q); pb=$(squeue -h -j "$jb" -o %Q)
