@@ -100,6 +100,7 @@ static void _push_slot(job_record_t *job, part_record_t *part,
 extern void gfp_prefetch_refs(const job_record_t *job)
 {
 	if (job->details) {
+		__builtin_prefetch(&job->details->accrue_time);
 		__builtin_prefetch(&job->details->begin_time);
 		__builtin_prefetch(&job->details->nice);
 		if (gfp.flags & PRIORITY_FLAGS_ACCRUE_ALWAYS)
@@ -171,8 +172,8 @@ extern bool gfp_observe_job(job_record_t *job, gfp_cycle_t *ctx)
 		}
 		/* Only jobs that could run now are "waiting" for the bait
 		 * judgement: not before their begin time. The core needs
-		 * the team, rank and waiting-since time; eligible_time
-		 * already falls back to the submit time (gf_job_eligible). */
+		 * the team, rank and waiting-since time, which falls back to
+		 * the submit time (gf_job_eligible). */
 		if (in.team < 0 ||
 		    (job->details && job->details->begin_time > ctx->now))
 			return keep;
@@ -180,7 +181,8 @@ extern bool gfp_observe_job(job_record_t *job, gfp_cycle_t *ctx)
 		wait_jobs[wait_len].team = in.team;
 		wait_jobs[wait_len].rank = gf_job_rank(job);
 		wait_jobs[wait_len].gpus = in.gpus;
-		wait_jobs[wait_len].eligible_time = in.eligible_time;
+		wait_jobs[wait_len].eligible_time = gf_job_eligible(
+			job, ctx->flags & PRIORITY_FLAGS_ACCRUE_ALWAYS);
 		/* A queue jump's price counts only jobs that could run now:
 		 * waiting for GPUs or for higher-priority jobs, or not yet
 		 * tried. Dependencies, limits, reservations and holds are

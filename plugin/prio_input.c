@@ -83,8 +83,6 @@ extern void gfp_prio_input(gpufair_prio_input_t *in, const job_record_t *job,
 			   const slurmdb_qos_rec_t *qos, bool walk_tree,
 			   double *tres_each)
 {
-	uint16_t flags = __atomic_load_n(&gfp.flags, __ATOMIC_RELAXED);
-
 	memset(in, 0, sizeof(*in));
 	if (!part)
 		part = job->part_ptr;
@@ -92,8 +90,12 @@ extern void gfp_prio_input(gpufair_prio_input_t *in, const job_record_t *job,
 		qos = job->qos_ptr;
 	in->team = team;
 	in->gpus = gf_job_gpus(&gfp.gpus, job);
-	in->eligible_time = gf_job_eligible(
-		job, flags & PRIORITY_FLAGS_ACCRUE_ALWAYS);
+	/* Age accrues from the accrue time, as in multifactor: set by
+	 * acct_policy once the job may accrue (the submit time with
+	 * ACCRUE_ALWAYS; 0 while held, dependent, before its begin time or
+	 * over an accrue limit: no age then). */
+	if (job->details)
+		in->eligible_time = (int64_t)job->details->accrue_time;
 	if (qos) {
 		in->qos_raw = qos->priority;
 		if (qos->usage)
