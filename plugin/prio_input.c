@@ -38,7 +38,7 @@ static double _tres_count(uint64_t v)
 static double _tres_term(const job_record_t *job, const part_record_t *part,
 			 double *each)
 {
-	int n = &slurmctld_tres_cnt ? (int)slurmctld_tres_cnt : 0;
+	int n = &slurmctld_tres_cnt ? slurmctld_tres_cnt : 0;
 
 	if (n <= 0 || !__atomic_load_n(&gfp.tres_weighted, __ATOMIC_RELAXED))
 		return 0;

@@ -247,12 +247,15 @@ static inline uint32_t *gf_prio_array(const job_record_t *job)
 	return job->priority_array;
 }
 
-/* Slurm frees the array when the job's partitions change. */
+/* Slurm frees the array when the job's partitions change; n = 0 drops
+ * it. */
 static inline uint32_t *gf_prio_array_for(job_record_t *job, int n)
 {
-	if (n && !job->priority_array)
+	if (!n)
+		xfree(job->priority_array);
+	else if (!job->priority_array)
 		job->priority_array = xcalloc(n + 1, sizeof(uint32_t));
-	return n ? job->priority_array : NULL;
+	return job->priority_array;
 }
 #endif
 
