@@ -40,53 +40,15 @@ typedef bool (*gf_mf_in_use_t)(char *val, size_t len);
 
 typedef struct {
 	const char *name;       /* slurm.conf key, or PriorityFlags=<FLAG> */
-	uint16_t flag;          /* a PriorityFlags bit, or 0 for a key */
-	gf_mf_in_use_t in_use;  /* for a key */
+	uint16_t flag;          /* a PriorityFlags bit */
+	const uint32_t *weight; /* a weight: in use when not 0 */
+	char *const *text;      /* a string key: in use when not empty */
+	gf_mf_in_use_t in_use;  /* any other key */
 	gf_mf_verdict_t verdict;
 	const char *what;       /* what gpufair does; for REFUSED why, and
 				 * what to use instead */
 } gf_mf_key_t;
 
-static bool _u32(uint32_t v, char *val, size_t len)
-{
-	snprintf(val, len, "%u", v);
-	return v != 0;
-}
-
-static bool _str(const char *v, char *val, size_t len)
-{
-	snprintf(val, len, "%s", v ? v : "");
-	return v && v[0];
-}
-
-static bool _w_age(char *v, size_t n)
-{
-	return _u32(slurm_conf.priority_weight_age, v, n);
-}
-static bool _w_fs(char *v, size_t n)
-{
-	return _u32(slurm_conf.priority_weight_fs, v, n);
-}
-static bool _w_js(char *v, size_t n)
-{
-	return _u32(slurm_conf.priority_weight_js, v, n);
-}
-static bool _w_part(char *v, size_t n)
-{
-	return _u32(slurm_conf.priority_weight_part, v, n);
-}
-static bool _w_qos(char *v, size_t n)
-{
-	return _u32(slurm_conf.priority_weight_qos, v, n);
-}
-static bool _w_assoc(char *v, size_t n)
-{
-	return _u32(slurm_conf.priority_weight_assoc, v, n);
-}
-static bool _w_tres(char *v, size_t n)
-{
-	return _str(slurm_conf.priority_weight_tres, v, n);
-}
 static bool _favor_small(char *v, size_t n)
 {
 	snprintf(v, n, "%s", slurm_conf.priority_favor_small ? "YES" : "NO");
@@ -94,9 +56,11 @@ static bool _favor_small(char *v, size_t n)
 }
 static bool _site_plugin(char *v, size_t n)
 {
+	const char *p = slurm_conf.site_factor_plugin;
+
 	/* site_factor/none is Slurm's default: nothing to say then. */
-	return _str(slurm_conf.site_factor_plugin, v, n) &&
-	       strcmp(slurm_conf.site_factor_plugin, "site_factor/none");
+	snprintf(v, n, "%s", p ? p : "");
+	return p && p[0] && strcmp(p, "site_factor/none");
 }
 static bool _damping(char *v, size_t n)
 {
@@ -113,55 +77,72 @@ static bool _damping(char *v, size_t n)
  * usage; they need no row.
  */
 static const gf_mf_key_t keys[] = {
-	{ "PriorityWeightAge", 0, _w_age, GF_MF_WORKS,
-	  "age since the job's accrue time, up to PriorityMaxAge" },
-	{ "PriorityWeightFairshare", 0, _w_fs, GF_MF_DIFFERENT,
-	  "the fair share of the job's team (its account at team_level): classic 2^(-U/S) over decayed GPU-hours, times 2^(-bait penalty)" },
-	{ "PriorityWeightJobSize", 0, _w_js, GF_MF_DIFFERENT,
-	  "job size in GPUs (GPUs asked for / GPUs in the cluster), not nodes and CPUs" },
-	{ "PriorityWeightPartition", 0, _w_part, GF_MF_WORKS,
-	  "partition PriorityJobFactor, normalised; one priority per partition for a job in several" },
-	{ "PriorityWeightQOS", 0, _w_qos, GF_MF_WORKS,
-	  "QOS Priority, normalised" },
-	{ "PriorityWeightAssoc", 0, _w_assoc, GF_MF_WORKS,
-	  "association Priority, normalised" },
-	{ "PriorityWeightTRES", 0, _w_tres, GF_MF_WORKS,
-	  "each TRES over the partition's total, weighted; per partition" },
-	{ "PriorityFavorSmall", 0, _favor_small, GF_MF_WORKS,
-	  "inverts the job size factor (in GPUs)" },
-	{ "PrioritySiteFactorPlugin", 0, _site_plugin, GF_MF_WORKS,
-	  "called at submit and every cycle, as multifactor does; the site factor is added to the priority" },
-	{ "FairShareDampeningFactor", 0, _damping, GF_MF_REFUSED,
-	  "gpufair's team fair share has no dampening (the bait penalty acts on the same factor); remove it or set FairShareDampeningFactor=1" },
-	{ "PriorityFlags=ACCRUE_ALWAYS", PRIORITY_FLAGS_ACCRUE_ALWAYS, NULL,
-	  GF_MF_WORKS, "age accrues from submission, holds and dependencies ignored" },
-	{ "PriorityFlags=CALCULATE_RUNNING", PRIORITY_FLAGS_CALCULATE_RUNNING,
-	  NULL, GF_MF_WORKS,
-	  "running jobs are re-prioritised every cycle too, and sprio lists them" },
-	{ "PriorityFlags=SMALL_RELATIVE_TO_TIME", PRIORITY_FLAGS_SIZE_RELATIVE,
-	  NULL, GF_MF_WORKS,
-	  "job size per minute of time limit (in GPUs)" },
-	{ "PriorityFlags=INCR_ONLY", PRIORITY_FLAGS_INCR_ONLY, NULL, GF_MF_WORKS,
-	  "a cycle never lowers a pending job's priority" },
-	{ "PriorityFlags=NO_NORMAL_ASSOC", PRIORITY_FLAGS_NO_NORMAL_ASSOC, NULL,
-	  GF_MF_WORKS, "association Priority used raw" },
-	{ "PriorityFlags=NO_NORMAL_PART", PRIORITY_FLAGS_NO_NORMAL_PART, NULL,
-	  GF_MF_WORKS, "partition PriorityJobFactor used raw" },
-	{ "PriorityFlags=NO_NORMAL_QOS", PRIORITY_FLAGS_NO_NORMAL_QOS, NULL,
-	  GF_MF_WORKS, "QOS Priority used raw" },
-	{ "PriorityFlags=NO_NORMAL_TRES", PRIORITY_FLAGS_NO_NORMAL_TRES, NULL,
-	  GF_MF_WORKS, "TRES counts used raw, not over the partition's" },
-	{ "PriorityFlags=MAX_TRES", PRIORITY_FLAGS_MAX_TRES, NULL,
-	  GF_MF_DIFFERENT,
-	  "Slurm's billing TRES (limits on billing, sacct) follow it as always; gpufair's team usage counts each GPU once at its type's weight, which it does not change" },
-	{ "PriorityFlags=FAIR_TREE (Slurm's default)", PRIORITY_FLAGS_FAIR_TREE,
-	  NULL, GF_MF_NOT_APPLIES,
-	  "gpufair's fair share is classic fair share between teams; Fair Tree changes only what sshare prints" },
-	{ "PriorityFlags=NO_FAIR_TREE", 0, NULL, GF_MF_NOT_APPLIES,
-	  "gpufair's fair share is classic fair share between teams already; it changes only what sshare prints" },
-	{ "PriorityFlags=DEPTH_OBLIVIOUS", PRIORITY_FLAGS_DEPTH_OBLIVIOUS, NULL,
-	  GF_MF_NOT_APPLIES,
-	  "it reshapes fair share down an account tree, and gpufair's is per team" },
+	{ .name = "PriorityWeightAge", .weight = &slurm_conf.priority_weight_age,
+	  .verdict = GF_MF_WORKS,
+	  .what = "age since the job's accrue time, up to PriorityMaxAge" },
+	{ .name = "PriorityWeightFairshare", .weight = &slurm_conf.priority_weight_fs,
+	  .verdict = GF_MF_DIFFERENT,
+	  .what = "the fair share of the job's team (its account at team_level): classic 2^(-U/S) over decayed GPU-hours, times 2^(-bait penalty)" },
+	{ .name = "PriorityWeightJobSize", .weight = &slurm_conf.priority_weight_js,
+	  .verdict = GF_MF_DIFFERENT,
+	  .what = "job size in GPUs (GPUs asked for / GPUs in the cluster), not nodes and CPUs" },
+	{ .name = "PriorityWeightPartition", .weight = &slurm_conf.priority_weight_part,
+	  .verdict = GF_MF_WORKS,
+	  .what = "partition PriorityJobFactor, normalised; one priority per partition for a job in several" },
+	{ .name = "PriorityWeightQOS", .weight = &slurm_conf.priority_weight_qos,
+	  .verdict = GF_MF_WORKS,
+	  .what = "QOS Priority, normalised" },
+	{ .name = "PriorityWeightAssoc", .weight = &slurm_conf.priority_weight_assoc,
+	  .verdict = GF_MF_WORKS,
+	  .what = "association Priority, normalised" },
+	{ .name = "PriorityWeightTRES", .text = &slurm_conf.priority_weight_tres,
+	  .verdict = GF_MF_WORKS,
+	  .what = "each TRES over the partition's total, weighted; per partition" },
+	{ .name = "PriorityFavorSmall", .in_use = _favor_small,
+	  .verdict = GF_MF_WORKS,
+	  .what = "inverts the job size factor (in GPUs)" },
+	{ .name = "PrioritySiteFactorPlugin", .in_use = _site_plugin,
+	  .verdict = GF_MF_WORKS,
+	  .what = "called at submit and every cycle, as multifactor does; the site factor is added to the priority" },
+	{ .name = "FairShareDampeningFactor", .in_use = _damping,
+	  .verdict = GF_MF_REFUSED,
+	  .what = "gpufair's team fair share has no dampening (the bait penalty acts on the same factor); remove it or set FairShareDampeningFactor=1" },
+	{ .name = "PriorityFlags=ACCRUE_ALWAYS", .flag = PRIORITY_FLAGS_ACCRUE_ALWAYS,
+	  .verdict = GF_MF_WORKS,
+	  .what = "age accrues from submission, holds and dependencies ignored" },
+	{ .name = "PriorityFlags=CALCULATE_RUNNING", .flag = PRIORITY_FLAGS_CALCULATE_RUNNING,
+	  .verdict = GF_MF_WORKS,
+	  .what = "running jobs are re-prioritised every cycle too, and sprio lists them" },
+	{ .name = "PriorityFlags=SMALL_RELATIVE_TO_TIME", .flag = PRIORITY_FLAGS_SIZE_RELATIVE,
+	  .verdict = GF_MF_WORKS,
+	  .what = "job size per minute of time limit (in GPUs)" },
+	{ .name = "PriorityFlags=INCR_ONLY", .flag = PRIORITY_FLAGS_INCR_ONLY,
+	  .verdict = GF_MF_WORKS,
+	  .what = "a cycle never lowers a pending job's priority" },
+	{ .name = "PriorityFlags=NO_NORMAL_ASSOC", .flag = PRIORITY_FLAGS_NO_NORMAL_ASSOC,
+	  .verdict = GF_MF_WORKS,
+	  .what = "association Priority used raw" },
+	{ .name = "PriorityFlags=NO_NORMAL_PART", .flag = PRIORITY_FLAGS_NO_NORMAL_PART,
+	  .verdict = GF_MF_WORKS,
+	  .what = "partition PriorityJobFactor used raw" },
+	{ .name = "PriorityFlags=NO_NORMAL_QOS", .flag = PRIORITY_FLAGS_NO_NORMAL_QOS,
+	  .verdict = GF_MF_WORKS,
+	  .what = "QOS Priority used raw" },
+	{ .name = "PriorityFlags=NO_NORMAL_TRES", .flag = PRIORITY_FLAGS_NO_NORMAL_TRES,
+	  .verdict = GF_MF_WORKS,
+	  .what = "TRES counts used raw, not over the partition's" },
+	{ .name = "PriorityFlags=MAX_TRES", .flag = PRIORITY_FLAGS_MAX_TRES,
+	  .verdict = GF_MF_DIFFERENT,
+	  .what = "Slurm's billing TRES (limits on billing, sacct) follow it as always; gpufair's team usage counts each GPU once at its type's weight, which it does not change" },
+	{ .name = "PriorityFlags=FAIR_TREE (Slurm's default)", .flag = PRIORITY_FLAGS_FAIR_TREE,
+	  .verdict = GF_MF_NOT_APPLIES,
+	  .what = "gpufair's fair share is classic fair share between teams; Fair Tree changes only what sshare prints" },
+	{ .name = "PriorityFlags=NO_FAIR_TREE", .flag = 0,
+	  .verdict = GF_MF_NOT_APPLIES,
+	  .what = "gpufair's fair share is classic fair share between teams already; it changes only what sshare prints" },
+	{ .name = "PriorityFlags=DEPTH_OBLIVIOUS", .flag = PRIORITY_FLAGS_DEPTH_OBLIVIOUS,
+	  .verdict = GF_MF_NOT_APPLIES,
+	  .what = "it reshapes fair share down an account tree, and gpufair's is per team" },
 };
 
 /* NO_FAIR_TREE is the absence of the FAIR_TREE bit without
@@ -173,6 +154,14 @@ static bool _row_in_use(const gf_mf_key_t *k, char *val, size_t len)
 	val[0] = '\0';
 	if (k->in_use)
 		return k->in_use(val, len);
+	if (k->weight) {
+		snprintf(val, len, "%u", *k->weight);
+		return *k->weight != 0;
+	}
+	if (k->text) {
+		snprintf(val, len, "%s", *k->text ? *k->text : "");
+		return *k->text && (*k->text)[0];
+	}
 	if (!k->flag)
 		return !(f & (PRIORITY_FLAGS_FAIR_TREE |
 			      PRIORITY_FLAGS_DEPTH_OBLIVIOUS));

@@ -54,13 +54,7 @@ GF_EXPORT const char plugin_name[] = "Priority gpufair plugin (GPU fair share, b
 GF_EXPORT const char plugin_type[] = "priority/gpufair";
 GF_EXPORT const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
-gfp_t gfp = {
-	.team_level = 1,
-	.map_lock = PTHREAD_RWLOCK_INITIALIZER,
-	.conf_mutex = PTHREAD_MUTEX_INITIALIZER,
-	.cycle_mutex = PTHREAD_MUTEX_INITIALIZER,
-	.cycle_cond = PTHREAD_COND_INITIALIZER,
-};
+gfp_t gfp = GFP_INITIALIZER;
 
 /* ---------------------------------------------------------------------- */
 /* The thread                                                               */

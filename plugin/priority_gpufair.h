@@ -94,6 +94,14 @@ typedef struct {
 } gfp_t;
 
 extern gfp_t gfp;
+/* Its initial value (priority_gpufair.c, and the plugin tests). */
+#define GFP_INITIALIZER {                                \
+	.team_level = 1,                                 \
+	.map_lock = PTHREAD_RWLOCK_INITIALIZER,          \
+	.conf_mutex = PTHREAD_MUTEX_INITIALIZER,         \
+	.cycle_mutex = PTHREAD_MUTEX_INITIALIZER,        \
+	.cycle_cond = PTHREAD_COND_INITIALIZER,          \
+}
 
 /* One cycle's bookkeeping. */
 typedef struct {

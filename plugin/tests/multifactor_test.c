@@ -21,13 +21,7 @@
 
 /* What priority_gpufair.c and slurmctld define in the real thing. */
 const char plugin_type[] = "priority/gpufair";
-gfp_t gfp = {
-	.team_level = 1,
-	.map_lock = PTHREAD_RWLOCK_INITIALIZER,
-	.conf_mutex = PTHREAD_MUTEX_INITIALIZER,
-	.cycle_mutex = PTHREAD_MUTEX_INITIALIZER,
-	.cycle_cond = PTHREAD_COND_INITIALIZER,
-};
+gfp_t gfp = GFP_INITIALIZER;
 int slurmctld_tres_cnt = 3;
 
 static int failures;
