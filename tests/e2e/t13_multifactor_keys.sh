@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Check 10: priority/multifactor's site factor and per-partition priorities
+# Check 13: priority/multifactor's site factor and per-partition priorities
 # work under gpufair as under multifactor, side by side on the same cluster,
 # and a refused multifactor key stops slurmctld, naming it.
 #
@@ -23,7 +23,7 @@
 export GPUFAIR_RUN_DIR=${GPUFAIR_MFKEYS_RUN_DIR:-/var/tmp/gpufair-mfkeys}
 export GPUFAIR_PORT_OFFSET=${GPUFAIR_MFKEYS_PORT_OFFSET:-600}
 source "$(dirname "$0")/lib.sh"
-trap '"$CLUSTER" down >>"$E2E_OUT/t10-down.log" 2>&1 || true' EXIT
+trap '"$CLUSTER" down >>"$E2E_OUT/t13-down.log" 2>&1 || true' EXIT
 log=$RUN/log/slurmctld.log
 
 # sprio's weighted priority, SITE and PARTITION columns of job $1 in
@@ -42,15 +42,15 @@ new_running() {
   return 0
 }
 
-run_policy() {  # run_policy multifactor|gpufair -> $E2E_OUT/t10-<policy>.txt
-  local pol=$1 out=$E2E_OUT/t10-$pol.txt n i j j1 j2 m s row started
+run_policy() {  # run_policy multifactor|gpufair -> $E2E_OUT/t13-<policy>.txt
+  local pol=$1 out=$E2E_OUT/t13-$pol.txt n i j j1 j2 m s row started
   order=()
   local -a args=(--policy "$pol" --extra-conf PriorityWeightPartition=1000
     --extra-conf "PartitionName=gpu2 Nodes=gpu1,gpu2,gpu3,gpu4 PriorityJobFactor=10 MaxTime=INFINITE State=UP")
   [[ $pol == gpufair ]] && args+=(--priority-params "$E2E_GPUFAIR_PARAMS")
   say "cluster up ($pol, partitions gpu and gpu2 on the same nodes)"
-  "$CLUSTER" up "${args[@]}" >"$E2E_OUT/t10-up-$pol.log" 2>&1 \
-    || { tail -20 "$E2E_OUT/t10-up-$pol.log" >&2; fail "scripts/cluster up --policy $pol failed"; }
+  "$CLUSTER" up "${args[@]}" >"$E2E_OUT/t13-up-$pol.log" 2>&1 \
+    || { tail -20 "$E2E_OUT/t13-up-$pol.log" >&2; fail "scripts/cluster up --policy $pol failed"; }
   local -a blk=()
   for n in gpu1 gpu2 gpu3 gpu4; do blk+=("$(sub gfb1 teamb normal 8 600 -w "$n")"); done
   for j in "${blk[@]}"; do wait_state "$j" RUNNING 30 || fail "$pol: blocker $j did not start"; done
@@ -62,8 +62,8 @@ run_policy() {  # run_policy multifactor|gpufair -> $E2E_OUT/t10-<policy>.txt
   scontrol update job="$j2" SiteFactor=5000 || fail "$pol: scontrol update SiteFactor failed"
   scontrol update job="$s" SiteFactor=-500 || fail "$pol: scontrol update SiteFactor failed"
   sleep 3
-  sprio -l >"$E2E_OUT/t10-sprio-$pol.txt" 2>&1 || true
-  squeue --priority -o '%.8i %.9P %.12Q %.8T' >"$E2E_OUT/t10-squeue-$pol.txt" 2>&1 || true
+  sprio -l >"$E2E_OUT/t13-sprio-$pol.txt" 2>&1 || true
+  squeue --priority -o '%.8i %.9P %.12Q %.8T' >"$E2E_OUT/t13-squeue-$pol.txt" 2>&1 || true
   {
     # (a) the site factor
     row=$(sprio_row "$j1" gpu); echo "j1 $row"
@@ -98,19 +98,19 @@ run_policy() {  # run_policy multifactor|gpufair -> $E2E_OUT/t10-<policy>.txt
 }
 
 check_policy() {  # check_policy POLICY: the numbers of (a) and (b)
-  local pol=$1 f=$E2E_OUT/t10-$1.txt
+  local pol=$1 f=$E2E_OUT/t13-$1.txt
   local -a j1 j2 mg mg2
   read -r -a j1 < <(awk '$1=="j1" {print $2, $3, $4}' "$f")
   read -r -a j2 < <(awk '$1=="j2" {print $2, $3, $4}' "$f")
   read -r -a mg < <(awk '$1=="m_gpu" {print $2, $3, $4}' "$f")
   read -r -a mg2 < <(awk '$1=="m_gpu2" {print $2, $3, $4}' "$f")
-  [[ ${#j1[@]} == 3 && ${#j2[@]} == 3 ]] || fail "$pol: sprio shows no row for J1 or J2 (see $E2E_OUT/t10-sprio-$pol.txt)"
+  [[ ${#j1[@]} == 3 && ${#j2[@]} == 3 ]] || fail "$pol: sprio shows no row for J1 or J2 (see $E2E_OUT/t13-sprio-$pol.txt)"
   [[ ${j2[1]} == 5000 ]] || fail "$pol: sprio SITE of J2 is '${j2[1]}', expected 5000"
   [[ ${j1[1]} == 0 ]] || fail "$pol: sprio SITE of J1 is '${j1[1]}', expected 0"
   local d=$(( ${j2[0]} - ${j1[0]} ))
   ((d >= 4700 && d <= 5300)) || fail "$pol: J2's priority is $d above J1's, expected ~5000 (the site factor)"
   ok "$pol: SiteFactor=5000 shows in sprio (SITE ${j2[1]}) and puts J2 $d above J1"
-  [[ $(awk '$1=="m_rows" {print $2}' "$f") == 2 ]] || fail "$pol: sprio does not list M once per partition (see $E2E_OUT/t10-sprio-$pol.txt)"
+  [[ $(awk '$1=="m_rows" {print $2}' "$f") == 2 ]] || fail "$pol: sprio does not list M once per partition (see $E2E_OUT/t13-sprio-$pol.txt)"
   [[ ${#mg[@]} == 3 && ${#mg2[@]} == 3 ]] || fail "$pol: sprio has no gpu or gpu2 row for M"
   [[ ${mg[2]} == 100 && ${mg2[2]} == 1000 ]] || fail "$pol: M's PARTITION terms are ${mg[2]} (gpu) and ${mg2[2]} (gpu2), expected 100 and 1000"
   d=$(( ${mg2[0]} - ${mg[0]} ))
@@ -139,7 +139,7 @@ e1=$(grep -c 'reconfigure rejected: FairShareDampeningFactor=10' "$log" || true)
 [[ $(scontrol ping) == *UP* ]] || fail "slurmctld is not up after the refused reconfigure"
 say "slurmctld: $(grep 'reconfigure rejected: FairShareDampeningFactor' "$log" | tail -1 | cut -c1-300)"
 ok "refused key on reconfigure: logged, slurmctld keeps running"
-"$CLUSTER" restart-ctld >"$E2E_OUT/t10-bad-start.txt" 2>&1 && fail "slurmctld started with FairShareDampeningFactor=10"
+"$CLUSTER" restart-ctld >"$E2E_OUT/t13-bad-start.txt" 2>&1 && fail "slurmctld started with FairShareDampeningFactor=10"
 line=$(grep 'error: priority/gpufair: invalid configuration' "$log" | tail -1)
 say "slurmctld: ${line:0:400}"
 [[ $line == *"FairShareDampeningFactor=10 is not supported by priority/gpufair"* ]] \
@@ -147,4 +147,4 @@ say "slurmctld: ${line:0:400}"
 [[ $line == *"set FairShareDampeningFactor=1"* ]] || fail "the refusal does not say what to use instead: $line"
 grep -q 'refusing to start' <(tail -20 "$log") || fail "no 'refusing to start' in $log"
 ok "refused key at start: slurmctld refuses to start, naming FairShareDampeningFactor=10 and what to use"
-say "check 10 took $((SECONDS - t0)) s"
+say "check 13 took $((SECONDS - t0)) s"
