@@ -43,7 +43,8 @@ new_running() {
 }
 
 run_policy() {  # run_policy multifactor|gpufair -> $E2E_OUT/t13-<policy>.txt
-  local pol=$1 out=$E2E_OUT/t13-$pol.txt n i j j1 j2 m s row started
+  local pol=$1 n i j j1 j2 m s row started
+  local out=$E2E_OUT/t13-$pol.txt
   order=()
   local -a args=(--policy "$pol" --extra-conf PriorityWeightPartition=1000
     --extra-conf "PartitionName=gpu2 Nodes=gpu1,gpu2,gpu3,gpu4 PriorityJobFactor=10 MaxTime=INFINITE State=UP")
@@ -85,7 +86,7 @@ run_policy() {  # run_policy multifactor|gpufair -> $E2E_OUT/t13-<policy>.txt
       sleep 0.2
     done
     [[ -n $started ]] || fail "$pol: nothing started within 30 s after blocker ${blk[i]} ended"
-    order+=($started)
+    mapfile -t -O "${#order[@]}" order <<<"$started"
   done
   local names=""
   for j in "${order[@]}"; do
@@ -107,13 +108,13 @@ check_policy() {  # check_policy POLICY: the numbers of (a) and (b)
   [[ ${#j1[@]} == 3 && ${#j2[@]} == 3 ]] || fail "$pol: sprio shows no row for J1 or J2 (see $E2E_OUT/t13-sprio-$pol.txt)"
   [[ ${j2[1]} == 5000 ]] || fail "$pol: sprio SITE of J2 is '${j2[1]}', expected 5000"
   [[ ${j1[1]} == 0 ]] || fail "$pol: sprio SITE of J1 is '${j1[1]}', expected 0"
-  local d=$(( ${j2[0]} - ${j1[0]} ))
+  local d=$((j2[0] - j1[0]))
   ((d >= 4700 && d <= 5300)) || fail "$pol: J2's priority is $d above J1's, expected ~5000 (the site factor)"
   ok "$pol: SiteFactor=5000 shows in sprio (SITE ${j2[1]}) and puts J2 $d above J1"
   [[ $(awk '$1=="m_rows" {print $2}' "$f") == 2 ]] || fail "$pol: sprio does not list M once per partition (see $E2E_OUT/t13-sprio-$pol.txt)"
   [[ ${#mg[@]} == 3 && ${#mg2[@]} == 3 ]] || fail "$pol: sprio has no gpu or gpu2 row for M"
   [[ ${mg[2]} == 100 && ${mg2[2]} == 1000 ]] || fail "$pol: M's PARTITION terms are ${mg[2]} (gpu) and ${mg2[2]} (gpu2), expected 100 and 1000"
-  d=$(( ${mg2[0]} - ${mg[0]} ))
+  d=$((mg2[0] - mg[0]))
   ((d >= 899 && d <= 901)) || fail "$pol: M's priority in gpu2 is $d above gpu, expected 900"
   [[ $(awk '$1=="m_squeue" {print $2, $3}' "$f") == "gpu gpu2" ]] || fail "$pol: squeue --priority does not list M in gpu and gpu2"
   ok "$pol: M has a priority per partition: gpu ${mg[0]}, gpu2 ${mg2[0]} (sprio), listed in both by squeue --priority"
