@@ -413,6 +413,31 @@ struct Engine::Impl {
     h = std::max(0.0, h + gpus);
   }
 
+  // A recorded reclaim moves GPUs between teams at once: the victim leaves
+  // the running table (charged up to now, as if it ended), the reclaimer
+  // enters it (charged from now). Both teams' held GPUs are then right for
+  // every later check until the next cycle sees the jobs again; Slurm asks
+  // the preempt predicates on many scheduler passes per cycle.
+  void move_reclaimed_gpus(const JobRef& reclaimer, const JobRef& victim, TimePoint when) {
+    if (auto it = running.find(victim.id); it != running.end()) {
+      charge(it->second, when);
+      add_held(it->second.team, -it->second.gpus);
+      running.erase(it);
+    }
+    if (!finite_nonneg(reclaimer.gpus)) return;
+    auto [it, inserted] = running.try_emplace(reclaimer.id);
+    if (!inserted) return;  // already seen running: the next cycle updates it
+    TeamState& t = teams[static_cast<std::size_t>(reclaimer.team)];
+    RunningJob& r = it->second;
+    r.team = reclaimer.team;
+    r.gpus = reclaimer.gpus;
+    r.charged_until = when;
+    r.last_seen_cycle = cycle_no;
+    r.low_rank_start = is_low_rank(t, reclaimer.rank);
+    t.memory.started_gpus.add(reclaimer.gpus, when, config.bait.window);
+    add_held(reclaimer.team, reclaimer.gpus);
+  }
+
   // The reclaim rule (design.md, "Reclaim"); `taken` = GPUs of the victim's
   // team already chosen for this reclaim. Empty string = allowed.
   const char* reclaim_refusal(const JobRef& reclaimer, const JobRef& victim, TimePoint now,
@@ -838,6 +863,7 @@ BaitDecision Engine::record_preemption(const JobRef& preemptor, const JobRef& vi
     d.reason = buf;
     ++t.reclaims_made;
     ++v.reclaimed_from;
+    m.move_reclaimed_gpus(preemptor, victim, when);
     BaitDecision dv = d;
     dv.team = victim.team;
     remember(v.recent, std::move(dv));

@@ -926,6 +926,34 @@ TEST(EngineReclaim, HeldOrGpuLessReclaimersCannot) {
   EXPECT_FALSE(s.h.engine.check_reclaim(cpu, s.h.running.back(), s.h.now(), 0).allowed);
 }
 
+// A recorded reclaim moves the GPUs at once: Slurm asks the predicates on
+// many scheduler passes between two cycles, each with taken = 0, so the
+// held GPUs of both teams must follow each reclaim, not wait for the cycle.
+TEST(EngineReclaim, RecordedReclaimsMoveHeldGpusBeforeTheNextCycle) {
+  SquatScenario s("reclaim=all");
+  int allowed = 0;
+  for (int i = 0; i < 4; ++i) {
+    JobRef reclaimer = s.waiting;
+    reclaimer.id = 1 + static_cast<JobId>(i);
+    const JobRef victim = s.h.running[3 - static_cast<std::size_t>(i)];  // youngest first, no cycle between
+    if (!s.h.engine.check_reclaim(reclaimer, victim, s.h.now(), 0).allowed) break;
+    ++allowed;
+    const BaitDecision d = s.h.engine.record_preemption(reclaimer, victim, s.h.now());
+    EXPECT_TRUE(d.reclaim) << d.reason;
+    s.h.clock.advance(30);
+  }
+  EXPECT_EQ(allowed, 2);  // 32/0 -> 24/8 -> 16/16: both at their entitlement
+  EXPECT_DOUBLE_EQ(s.h.engine.team_report(s.squatter, s.h.now()).held_gpus, 16);
+  EXPECT_DOUBLE_EQ(s.h.engine.team_report(s.waiter, s.h.now()).held_gpus, 16);
+  // The next cycle sees the same jobs and counts nothing twice.
+  s.h.running = {s.h.running[0], s.h.running[1], make_job(1, s.waiter, 0, 8, kT0 - kHour, kT0),
+                 make_job(2, s.waiter, 0, 8, kT0 - kHour, kT0 + 30)};
+  s.h.pending.clear();
+  s.h.cycle();
+  EXPECT_DOUBLE_EQ(s.h.engine.team_report(s.squatter, s.h.now()).held_gpus, 16);
+  EXPECT_DOUBLE_EQ(s.h.engine.team_report(s.waiter, s.h.now()).held_gpus, 16);
+}
+
 // ---- Banked GPUs (banked_jump) ---------------------------------------------------
 
 // A 32-GPU cluster, two equal teams, both active. The jumper holds `held`
