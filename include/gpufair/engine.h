@@ -58,6 +58,10 @@ struct TeamReport {
   double price_total_gpu_s = 0;  // jump prices paid since the last usage reset
   std::uint32_t priced_jumps = 0, reclaimed_from = 0, reclaims_made = 0;
   double held_gpus = 0, entitled_gpus = 0;  // running now, and its share among active teams
+  // Its scavenger episode when one is on (design.md, "Scavengers"): its
+  // lower-rank jobs started after `since` may be requeued by any other team
+  // until `until`. 0/0 = none.
+  TimePoint scavenger_since = 0, scavenger_until = 0;
   std::vector<BaitDecision> recent;  // newest last
 };
 
