@@ -307,7 +307,8 @@ const std::vector<KeyDef>& key_table() {
         "not a banked_jump mode", [](Config& c) -> BankedJump& { return c.jump.banked_jump; }));
     t.push_back(duration_key("scavenger_window", 0, 30 * kDay,
                              "after a team preempts its own lower-rank job, its lower-rank jobs that start within "
-                             "this long are scavengers any other team's job may requeue (0 = off)",
+                             "this long are, until they have run bait_young, scavengers any other team's job may "
+                             "requeue (0 = off)",
                              [](Config& c) -> Seconds& { return c.jump.scavenger_window; }));
     t.push_back({"state_file", "a file path",
                  "where the state is saved; empty = <StateSaveLocation>/gpufair.state",

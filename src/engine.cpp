@@ -455,11 +455,15 @@ struct Engine::Impl {
   bool in_episode(const TeamState& t, TimePoint now) const {
     return config.jump.scavenger_window > 0 && now < t.scav_until;
   }
-  // A running job that is a scavenger now: of a lower rank in its team, and
+  // A running job that is a scavenger now: of a lower rank in its team,
   // started after its team's episode began (strictly: a job that started in
-  // the same second as the first jump, such as a reclaimer, is not one).
+  // the same second as the first jump, such as a reclaimer, is not one),
+  // and younger than bait_young. A job that held its GPUs that long without
+  // anyone wanting them is protected again: requeueing it would lose real
+  // work of an honest team, and a slot holder is taken young if at all.
   bool is_scavenger(const TeamState& t, const JobRef& j, TimePoint now) const {
-    return in_episode(t, now) && j.start > t.scav_since && is_low_rank(t, j.rank);
+    return in_episode(t, now) && j.start > t.scav_since && elapsed_between(j.start, now) < config.bait.young &&
+           is_low_rank(t, j.rank);
   }
   // A pending job that would start as a scavenger: such jobs may not
   // reclaim, so that a reclaimer is never a scavenger (no ping-pong).
