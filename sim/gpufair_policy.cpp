@@ -10,8 +10,7 @@ namespace gpufair::sim {
 GpufairPolicy::GpufairPolicy(const Config& config)
     : engine_(config),
       team_level_(config.team_level),
-      reclaims_(config.jump.reclaim != Reclaim::kOff && config.preempt_scope == PreemptScope::kTeam),
-      refuses_(config.bait.block != BaitBlock::kNever || config.jump.banked_jump == BankedJump::kRefuse) {}
+      reclaims_(config.jump.reclaim != Reclaim::kOff && config.preempt_scope == PreemptScope::kTeam) {}
 
 void GpufairPolicy::add_account(std::int32_t account, const std::string& path, std::int32_t team,
                                 double shares) {

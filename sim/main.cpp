@@ -46,6 +46,8 @@ cluster (a scenario sets these; the flags override it):
   --backfill-interval D   e.g. 30s, 1m (Slurm's bf_interval; default 30s)
   --backfill-depth N      jobs a backfill pass looks at (bf_max_job_test; default 500)
   --backfill-window D     no reservation for a start later than this (bf_window; default 1d)
+  --requeue-hold D        a requeued victim may start again this long after it was preempted
+                          (Slurm: the credential expiry window + 1 s; default 1201s, 0 = at once)
   --preempt-mode M        requeue (default; the victim goes back to the queue) or cancel
   --horizon D             stop at simulated time D (default: scenario duration, or when
                           every trace job is done)
@@ -202,7 +204,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> policies, sets;
   bool quiet = false, skip_bad = false, no_backfill = false, counterfactual = false;
   std::optional<std::int32_t> gpus, per_node;
-  std::optional<Seconds> horizon, measure_from, bf_interval, bf_window;
+  std::optional<Seconds> horizon, measure_from, bf_interval, bf_window, requeue_hold;
   std::optional<std::int32_t> bf_depth;
   std::optional<PreemptMode> preempt_mode;
   std::uint64_t seed = 0;
@@ -221,6 +223,7 @@ int main(int argc, char** argv) {
     else if (a == "--backfill-interval") bf_interval = duration_arg(a, value());
     else if (a == "--backfill-depth") bf_depth = static_cast<std::int32_t>(int_arg(a, value(), 1, 10'000'000));
     else if (a == "--backfill-window") bf_window = duration_arg(a, value());
+    else if (a == "--requeue-hold") requeue_hold = duration_arg(a, value());
     else if (a == "--preempt-mode") {
       const auto v = value();
       if (v == "requeue") preempt_mode = PreemptMode::kRequeue;
@@ -272,6 +275,7 @@ int main(int argc, char** argv) {
     if (bf_interval) options.backfill_interval = std::max<Seconds>(1, *bf_interval);
     if (bf_depth) options.backfill_depth = *bf_depth;
     if (bf_window) options.backfill_window = std::max<Seconds>(1, *bf_window);
+    if (requeue_hold) options.requeue_hold = std::max<Seconds>(0, *requeue_hold);
     if (preempt_mode) options.preempt_mode = *preempt_mode;
     if (horizon) options.horizon = *horizon;
     if (measure_from) options.measure_from = *measure_from;

@@ -191,19 +191,18 @@ struct Engine::Impl {
       t.active = t.held_gpus > 0 || t.pending_cycle == cycle_no;
       if (t.active) active_shares += t.shares;
     }
-    bool someone_below_waits = false, someone_reclaimable = false, someone_waits = false,
-         someone_scavenges = false;
+    // Scavengers: from the jump on, whoever comes to wait (a job that
+    // arrives between cycles must not wait for the next one to reclaim).
+    bool someone_below_waits = false, someone_reclaimable = false, someone_scavenges = false;
     for (const auto& t : teams) {
       const double e = entitled_gpus(t);
-      if (t.pending_cycle == cycle_no) someone_waits = true;
       if (t.pending_cycle == cycle_no && t.held_gpus + 1e-9 < e) someone_below_waits = true;
       if (config.jump.reclaim != Reclaim::kOff && t.held_gpus > e + 1e-9 &&
           (config.jump.reclaim == Reclaim::kAll || jumped_lately(t, now)))
         someone_reclaimable = true;
       if (config.jump.reclaim != Reclaim::kOff && in_episode(t, now)) someone_scavenges = true;
     }
-    reclaim_possible.store((cluster_gpus > 0 && someone_below_waits && someone_reclaimable) ||
-                               (someone_waits && someone_scavenges),
+    reclaim_possible.store((cluster_gpus > 0 && someone_below_waits && someone_reclaimable) || someone_scavenges,
                            std::memory_order_relaxed);
     below_entitlement.resize(teams.size());
     for (std::size_t i = 0; i < teams.size(); ++i)
