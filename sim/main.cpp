@@ -69,6 +69,8 @@ policy:
 output:
   --json FILE             the run as JSON (single policy)
   --out-dir DIR           DIR/<policy>.json for every policy run
+  --null-bait             submit the jobs labelled bait as 1-GPU (or GPU-less) 1-second jobs:
+                          with --counterfactual, the noise floor of gain and harm
   --counterfactual        also run each policy with the gaming team honest (its jobs
                           labelled bait dropped, same seed) and report gain (the
                           gamer's real-work p50/p90 wait honest / gaming, > 1 means
@@ -202,7 +204,7 @@ int main(int argc, char** argv) {
 
   std::string trace, scenario_path, json, out_dir, svg, decisions_path, gaming, shares_arg;
   std::vector<std::string> policies, sets;
-  bool quiet = false, skip_bad = false, no_backfill = false, counterfactual = false;
+  bool quiet = false, skip_bad = false, no_backfill = false, counterfactual = false, null_bait = false;
   std::optional<std::int32_t> gpus, per_node;
   std::optional<Seconds> horizon, measure_from, bf_interval, bf_window, requeue_hold;
   std::optional<std::int32_t> bf_depth;
@@ -243,6 +245,7 @@ int main(int argc, char** argv) {
     else if (a == "--decisions") decisions_path = value();
     else if (a == "--quiet") quiet = true;
     else if (a == "--counterfactual") counterfactual = true;
+    else if (a == "--null-bait") null_bait = true;
     else if (a == "--skip-bad-rows") skip_bad = true;
     else usage_error("unknown option " + a);
   }
@@ -270,6 +273,7 @@ int main(int argc, char** argv) {
       title = trace;
     }
     if (gpus) options.gpus = *gpus;
+    options.null_bait = null_bait;
     if (per_node) options.gpus_per_node = *per_node;
     if (no_backfill) options.backfill = false;
     if (bf_interval) options.backfill_interval = std::max<Seconds>(1, *bf_interval);

@@ -181,6 +181,10 @@ bool Simulator::fetch_next_spec() {
   do {
     have_spec_ = workload_.source->next(spec_);
   } while (have_spec_ && options_.drop_bait && spec_.label == Label::kBait);
+  if (have_spec_ && options_.null_bait && spec_.label == Label::kBait) {
+    spec_.gpus = std::min(spec_.gpus, 1);
+    spec_.runtime = 1;
+  }
   if (have_spec_ && spec_.submit < last_submit_)
     throw SourceError{"jobs are not in submit order (" + std::to_string(spec_.submit) + " after " +
                       std::to_string(last_submit_) + ")"};

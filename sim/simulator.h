@@ -61,6 +61,11 @@ struct SimOptions {
   std::string gaming_team;          // overrides the workload's
   std::FILE* decisions = nullptr;   // one line per judged preemption, if set
   bool drop_bait = false;           // skip jobs labelled bait: the honest counterfactual
+  // Submit the jobs labelled bait as 1-GPU (or GPU-less), 1-second jobs: a
+  // "gamer" whose placeholders do nothing, against whose counterfactual the
+  // noise of gain and harm is measured (design.md, "Judged by the
+  // counterfactual").
+  bool null_bait = false;
 };
 
 // Runs `workload` (from its first job) under `policy` with `config`.
