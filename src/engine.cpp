@@ -836,12 +836,6 @@ PreemptCheck Engine::check_preemption(const JobRef& preemptor, const JobRef& vic
     if (want_reason) out.reason = std::string("cross-team preemption refused (preempt_scope=team; no reclaim: ") + why + ")";
     return out;
   }
-  if (static_cast<std::size_t>(preemptor.team) < m.teams.size() &&
-      m.is_scavenger(m.teams[static_cast<std::size_t>(preemptor.team)], victim, now)) {
-    // Its GPUs are open to any team's job: taking them skips nobody.
-    if (want_reason) out.reason = "the victim is its team's own scavenger: its GPUs were open to any job";
-    return out;
-  }
   if (m.banked(preemptor, victim)) {
     out.allowed = false;
     out.banked = true;
@@ -857,6 +851,12 @@ PreemptCheck Engine::check_preemption(const JobRef& preemptor, const JobRef& vic
   }
   if (m.config.bait.block == BaitBlock::kNever) return out;
   if (static_cast<std::size_t>(preemptor.team) >= m.teams.size()) return out;
+  if (m.is_scavenger(m.teams[static_cast<std::size_t>(preemptor.team)], victim, now)) {
+    // Its GPUs are open to any team's job: taking them skips nobody, so it
+    // is never bait (banked_jump, above, still applies).
+    if (want_reason) out.reason = "the victim is its team's own scavenger: its GPUs were open to any job";
+    return out;
+  }
   const TeamState& t = m.teams[static_cast<std::size_t>(preemptor.team)];
   const double penalty = t.penalty.at(now, m.config.penalty.half_life);
   if (m.config.bait.block == BaitBlock::kPenalized && penalty < m.config.bait.block_penalty) {

@@ -1080,15 +1080,15 @@ TEST(EngineScavenger, AReclaimerIsNeverAScavengerSoNoPingPong) {
   EXPECT_NE(l.reason.find("scavenger"), std::string::npos) << l.reason;
 }
 
-TEST(EngineScavenger, AJumpOntoItsOwnScavengerIsFreeAndNeverBaitOrRefused) {
-  // banked_jump=refuse and bait_block=always would refuse this victim (it
-  // started before the urgent job became eligible, the team is below its
-  // entitlement); as a scavenger, its GPUs were anyone's.
-  ScavScenario s("bait_profile=fast,bait_block=always,banked_jump=refuse");
+TEST(EngineScavenger, AJumpOntoItsOwnScavengerIsFreeAndNeverBait) {
+  // The fast profile with bait_block=always would refuse a young victim of
+  // a team that keeps jumping while another waits; as a scavenger, its GPUs
+  // were anyone's.
+  ScavScenario s("bait_profile=fast,bait_block=always");
   const BaitDecision first = s.jump(2, kT0);
   EXPECT_EQ(first.reason.find("onto its own scavenger"), std::string::npos) << first.reason;
   const JobRef scav = make_job(11, s.jumper, 0, 8, kT0 - kHour, kT0 + 60);
-  const JobRef urgent = make_job(4, s.jumper, 10, 8, kT0 + 100);
+  JobRef urgent = make_job(4, s.jumper, 10, 8, kT0 - 30);
   const PreemptCheck c = s.h.engine.check_preemption(urgent, scav, kT0 + 120, true);
   EXPECT_TRUE(c.allowed) << c.reason;
   EXPECT_NE(c.reason.find("scavenger"), std::string::npos) << c.reason;
@@ -1098,12 +1098,19 @@ TEST(EngineScavenger, AJumpOntoItsOwnScavengerIsFreeAndNeverBaitOrRefused) {
   EXPECT_FALSE(d.bait) << d.reason;
   EXPECT_EQ(d.skipped, 0);
   EXPECT_NE(d.reason.find("onto its own scavenger"), std::string::npos) << d.reason;
-  // A protected victim (started before the episode) is judged as before:
-  // banked, refused.
-  const JobRef old = make_job(12, s.jumper, 0, 8, kT0 - 3 * kHour, kT0 - 2 * kHour);
-  const PreemptCheck b = s.h.engine.check_preemption(make_job(5, s.jumper, 10, 8, kT0 + 100), old, kT0 + 130, true);
+}
+
+TEST(EngineScavenger, BankedJumpStillRefusesAScavengerHeldBeforeThePreemptorWaited) {
+  // banked_jump=refuse is about gain: a reserve held before the urgent job
+  // became eligible is not to be jumped on, scavenger or not.
+  ScavScenario s("banked_jump=refuse");
+  s.jump(2, kT0);
+  const JobRef scav = make_job(11, s.jumper, 0, 8, kT0 - kHour, kT0 + 60);
+  const PreemptCheck b = s.h.engine.check_preemption(make_job(4, s.jumper, 10, 8, kT0 + 100), scav, kT0 + 130, true);
   EXPECT_FALSE(b.allowed) << b.reason;
   EXPECT_TRUE(b.banked) << b.reason;
+  // One that started while the urgent job already waited is fair game.
+  EXPECT_TRUE(s.h.engine.check_preemption(make_job(4, s.jumper, 10, 8, kT0 + 30), scav, kT0 + 130, true).allowed);
 }
 
 TEST(EngineScavenger, ReportsTheEpisodeAndTheFlagLetsThePluginAsk) {
