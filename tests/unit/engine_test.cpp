@@ -803,6 +803,15 @@ TEST(EngineState, RandomWellFramedPayloadsNeverCrash) {
 namespace gpufair {
 namespace {
 
+// Two teams with equal shares on a 32-GPU cluster.
+void two_equal_teams(Host& h, TeamId& a, const char* a_name, TeamId& b, const char* b_name) {
+  a = h.engine.team_for_account(a_name);
+  b = h.engine.team_for_account(b_name);
+  h.engine.set_cluster_gpus(32);
+  h.engine.set_shares(a, 1);
+  h.engine.set_shares(b, 1);
+}
+
 // A 32-GPU cluster, two teams with equal shares: the squatter holds all 32
 // GPUs (four 8-GPU low-rank jobs), the other team waits with an 8-GPU job.
 struct SquatScenario {
@@ -810,11 +819,7 @@ struct SquatScenario {
   TeamId squatter, waiter;
   JobRef waiting;
   explicit SquatScenario(std::string_view params) : h(params) {
-    squatter = h.engine.team_for_account("squatter");
-    waiter = h.engine.team_for_account("waiter");
-    h.engine.set_cluster_gpus(32);
-    h.engine.set_shares(squatter, 1);
-    h.engine.set_shares(waiter, 1);
+    two_equal_teams(h, squatter, "squatter", waiter, "waiter");
     for (int i = 0; i < 4; ++i) h.running.push_back(make_job(10 + i, squatter, 0, 8, kT0 - 600, kT0 - 600));
     waiting = make_job(1, waiter, 0, 8, kT0 - kHour);
     h.pending = {waiting};
@@ -971,11 +976,7 @@ struct ScavScenario {
   TeamId jumper, other;
   JobRef waiting;
   explicit ScavScenario(std::string_view params) : h(params) {
-    jumper = h.engine.team_for_account("jumper");
-    other = h.engine.team_for_account("other");
-    h.engine.set_cluster_gpus(32);
-    h.engine.set_shares(jumper, 1);
-    h.engine.set_shares(other, 1);
+    two_equal_teams(h, jumper, "jumper", other, "other");
     h.running = {make_job(10, jumper, 0, 8, kT0 - 3 * kHour, kT0 - 2 * kHour)};
     for (int i = 0; i < 3; ++i) h.running.push_back(make_job(20 + i, other, 0, 8, kT0 - 3 * kHour, kT0 - 2 * kHour));
     waiting = make_job(1, other, 0, 8, kT0 - kHour);
