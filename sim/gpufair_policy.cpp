@@ -95,6 +95,10 @@ RecordedPreemption GpufairPolicy::record_preemption(const SimJob& preemptor, con
   return {d.bait, d.reclaim, d.charged_gpu_s, d.score, d.penalty_added, d.reason};
 }
 
+bool GpufairPolicy::may_reclaim(const SimJob& reclaimer, TimePoint now) const {
+  return reclaims_ && engine_.may_reclaim(ref(reclaimer), now + kEpoch);
+}
+
 PreemptVerdict GpufairPolicy::allow_reclaim(const SimJob& reclaimer, const SimJob& victim, TimePoint now,
                                             double taken) const {
   const auto c = engine_.check_reclaim(ref(reclaimer), ref(victim), now + kEpoch, taken);

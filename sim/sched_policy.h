@@ -88,6 +88,8 @@ class SchedPolicy {
   // team may be reclaimed from while another waits); false spares the
   // simulator every try, as it spares the preempt plugin every check.
   virtual bool reclaim_possible() const { return reclaims(); }
+  // The reclaimer's side alone: false when no victim could be allowed.
+  virtual bool may_reclaim(const SimJob& /*reclaimer*/, TimePoint /*now*/) const { return reclaims(); }
   virtual PreemptVerdict allow_reclaim(const SimJob& /*reclaimer*/, const SimJob& /*victim*/,
                                        TimePoint /*now*/, double /*taken*/) const {
     return {false, false, "this policy never reclaims"};

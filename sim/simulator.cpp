@@ -561,6 +561,7 @@ bool Simulator::try_preempt(std::uint32_t slot, TimePoint now) {
 
 bool Simulator::try_reclaim(std::uint32_t slot, TimePoint now) {
   const SimJob& j = job(slot);
+  if (!policy_->may_reclaim(j, now)) return false;
   // Victims: other teams' jobs of a rank no higher than the reclaimer's,
   // lowest rank first, youngest first, while the policy agrees (it stops a
   // team at its entitlement).

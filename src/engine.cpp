@@ -883,6 +883,14 @@ PreemptCheck Engine::check_preemption(const JobRef& preemptor, const JobRef& vic
   return out;
 }
 
+bool Engine::may_reclaim(const JobRef& reclaimer, TimePoint now) const {
+  std::shared_lock lock(impl_->mu);
+  const Impl& m = *impl_;
+  if (m.config.jump.reclaim == Reclaim::kOff || !reclaimer.runnable || !(reclaimer.gpus > 0)) return false;
+  if (reclaimer.team < 0 || static_cast<std::size_t>(reclaimer.team) >= m.teams.size()) return false;
+  return !m.would_scavenge(m.teams[static_cast<std::size_t>(reclaimer.team)], reclaimer, now);
+}
+
 bool Engine::reclaim_possible() const { return impl_->reclaim_possible.load(std::memory_order_relaxed); }
 
 PreemptCheck Engine::check_reclaim(const JobRef& reclaimer, const JobRef& victim, TimePoint now,

@@ -121,6 +121,10 @@ class Engine {
   // free: the preempt plugin asks it for every cross-team pair, and skips
   // the core entirely when it is false (the usual case).
   bool reclaim_possible() const;
+  // The reclaimer's side of the rule alone: false when check_reclaim would
+  // refuse `reclaimer` whatever the victim (reclaim=off, not runnable, no
+  // GPUs, or it would start as a scavenger). Lets a host skip the victims.
+  bool may_reclaim(const JobRef& reclaimer, TimePoint now) const;
   // A preemption really happened: an in-team jump is priced and judged; a
   // cross-team one (preempt_scope=team) is recorded as a reclaim.
   BaitDecision record_preemption(const JobRef& preemptor, const JobRef& victim,

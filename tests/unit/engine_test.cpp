@@ -1057,6 +1057,11 @@ TEST(EngineScavenger, ATeamInAnEpisodeMayNotReclaimWithJobsThatWouldBeScavengers
   JobRef urgent = s.waiting;
   urgent.rank = 10;
   EXPECT_TRUE(s.h.engine.check_reclaim(urgent, victim, kT0 + 120, 0).allowed);
+  // The reclaimer's side alone says the same.
+  EXPECT_FALSE(s.h.engine.may_reclaim(s.waiting, kT0 + 120));
+  EXPECT_TRUE(s.h.engine.may_reclaim(urgent, kT0 + 120));
+  ScavScenario off("reclaim=off");
+  EXPECT_FALSE(off.h.engine.may_reclaim(urgent, kT0 + 120));
 }
 
 TEST(EngineScavenger, AReclaimerIsNeverAScavengerSoNoPingPong) {
