@@ -10,8 +10,7 @@ namespace gpufair::sim {
 GpufairPolicy::GpufairPolicy(const Config& config)
     : engine_(config),
       team_level_(config.team_level),
-      reclaims_(config.jump.reclaim != Reclaim::kOff && config.preempt_scope == PreemptScope::kTeam),
-      refuses_(config.bait.block != BaitBlock::kNever || config.jump.banked_jump == BankedJump::kRefuse) {}
+      reclaims_(config.jump.reclaim != Reclaim::kOff && config.preempt_scope == PreemptScope::kTeam) {}
 
 void GpufairPolicy::add_account(std::int32_t account, const std::string& path, std::int32_t team,
                                 double shares) {
@@ -94,6 +93,10 @@ RecordedPreemption GpufairPolicy::record_preemption(const SimJob& preemptor, con
                                                     TimePoint now) {
   const auto d = engine_.record_preemption(ref(preemptor), ref(victim), now + kEpoch);
   return {d.bait, d.reclaim, d.charged_gpu_s, d.score, d.penalty_added, d.reason};
+}
+
+bool GpufairPolicy::may_reclaim(const SimJob& reclaimer, TimePoint now) const {
+  return reclaims_ && engine_.may_reclaim(ref(reclaimer), now + kEpoch);
 }
 
 PreemptVerdict GpufairPolicy::allow_reclaim(const SimJob& reclaimer, const SimJob& victim, TimePoint now,

@@ -46,6 +46,8 @@ cluster (a scenario sets these; the flags override it):
   --backfill-interval D   e.g. 30s, 1m (Slurm's bf_interval; default 30s)
   --backfill-depth N      jobs a backfill pass looks at (bf_max_job_test; default 500)
   --backfill-window D     no reservation for a start later than this (bf_window; default 1d)
+  --requeue-hold D        a requeued victim may start again this long after it was preempted
+                          (Slurm: the credential expiry window + 1 s; default 1201s, 0 = at once)
   --preempt-mode M        requeue (default; the victim goes back to the queue) or cancel
   --horizon D             stop at simulated time D (default: scenario duration, or when
                           every trace job is done)
@@ -67,6 +69,8 @@ policy:
 output:
   --json FILE             the run as JSON (single policy)
   --out-dir DIR           DIR/<policy>.json for every policy run
+  --null-bait             submit the jobs labelled bait as 1-GPU (or GPU-less) 1-second jobs:
+                          with --counterfactual, the noise floor of gain and harm
   --counterfactual        also run each policy with the gaming team honest (its jobs
                           labelled bait dropped, same seed) and report gain (the
                           gamer's real-work p50/p90 wait honest / gaming, > 1 means
@@ -200,9 +204,9 @@ int main(int argc, char** argv) {
 
   std::string trace, scenario_path, json, out_dir, svg, decisions_path, gaming, shares_arg;
   std::vector<std::string> policies, sets;
-  bool quiet = false, skip_bad = false, no_backfill = false, counterfactual = false;
+  bool quiet = false, skip_bad = false, no_backfill = false, counterfactual = false, null_bait = false;
   std::optional<std::int32_t> gpus, per_node;
-  std::optional<Seconds> horizon, measure_from, bf_interval, bf_window;
+  std::optional<Seconds> horizon, measure_from, bf_interval, bf_window, requeue_hold;
   std::optional<std::int32_t> bf_depth;
   std::optional<PreemptMode> preempt_mode;
   std::uint64_t seed = 0;
@@ -221,6 +225,7 @@ int main(int argc, char** argv) {
     else if (a == "--backfill-interval") bf_interval = duration_arg(a, value());
     else if (a == "--backfill-depth") bf_depth = static_cast<std::int32_t>(int_arg(a, value(), 1, 10'000'000));
     else if (a == "--backfill-window") bf_window = duration_arg(a, value());
+    else if (a == "--requeue-hold") requeue_hold = duration_arg(a, value());
     else if (a == "--preempt-mode") {
       const auto v = value();
       if (v == "requeue") preempt_mode = PreemptMode::kRequeue;
@@ -240,6 +245,7 @@ int main(int argc, char** argv) {
     else if (a == "--decisions") decisions_path = value();
     else if (a == "--quiet") quiet = true;
     else if (a == "--counterfactual") counterfactual = true;
+    else if (a == "--null-bait") null_bait = true;
     else if (a == "--skip-bad-rows") skip_bad = true;
     else usage_error("unknown option " + a);
   }
@@ -267,11 +273,13 @@ int main(int argc, char** argv) {
       title = trace;
     }
     if (gpus) options.gpus = *gpus;
+    options.null_bait = null_bait;
     if (per_node) options.gpus_per_node = *per_node;
     if (no_backfill) options.backfill = false;
     if (bf_interval) options.backfill_interval = std::max<Seconds>(1, *bf_interval);
     if (bf_depth) options.backfill_depth = *bf_depth;
     if (bf_window) options.backfill_window = std::max<Seconds>(1, *bf_window);
+    if (requeue_hold) options.requeue_hold = std::max<Seconds>(0, *requeue_hold);
     if (preempt_mode) options.preempt_mode = *preempt_mode;
     if (horizon) options.horizon = *horizon;
     if (measure_from) options.measure_from = *measure_from;

@@ -96,8 +96,9 @@ class GpufairPolicy final : public SchedPolicy {
                                   TimePoint now) const override;
   RecordedPreemption record_preemption(const SimJob& preemptor, const SimJob& victim,
                                        TimePoint now) override;
-  bool may_refuse_in_team() const override { return refuses_; }
   bool reclaims() const override { return reclaims_; }
+  bool reclaim_possible() const override { return reclaims_ && engine_.reclaim_possible(); }
+  bool may_reclaim(const SimJob& reclaimer, TimePoint now) const override;
   PreemptVerdict allow_reclaim(const SimJob& reclaimer, const SimJob& victim, TimePoint now,
                                double taken) const override;
   PolicyTeamState team_state(std::int32_t team, TimePoint now) const override;
@@ -116,7 +117,6 @@ class GpufairPolicy final : public SchedPolicy {
   Engine engine_;
   int team_level_;
   bool reclaims_;
-  bool refuses_;  // a jump may be refused (bait_block != never, or banked_jump=refuse)
   mutable std::vector<PriorityInput> batch_in_;   // scratch for priorities()
   mutable std::vector<std::uint32_t> batch_out_;
   std::vector<JobRef> batch_refs_;  // scratch for observe_pending_all()

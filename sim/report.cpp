@@ -155,6 +155,8 @@ std::string to_json(const RunResult& r, const std::string& scenario) {
          ", \"priced_jumps\": " + std::to_string(t.priced_jumps) + ", \"price_gpu_hours\": " + json_num(t.price_gpu_s / 3600.0, 4) +
          ", \"reclaims_made\": " + std::to_string(t.reclaims_made) +
          ", \"reclaimed_from\": " + std::to_string(t.reclaimed_from) +
+         ", \"lost_gpu_hours\": " + json_num(t.lost_gpu_hours, 4) +
+         ", \"reclaim_lost_gpu_hours\": " + json_num(t.reclaim_lost_gpu_hours, 4) +
          ", \"fairshare\": " + json_num(t.fairshare) + "}" + (i + 1 < r.teams.size() ? "," : "") + "\n";
   }
   j += "  ],\n";

@@ -30,6 +30,8 @@ struct TeamResult {
   std::uint64_t priced_jumps = 0;     // in-team jumps that paid a price
   double price_gpu_s = 0;             // the prices paid, GPU-seconds
   std::uint64_t reclaims_made = 0, reclaimed_from = 0;  // cross-team reclaims
+  double lost_gpu_hours = 0;          // work its preempted jobs lost (requeued or cancelled), in the window
+  double reclaim_lost_gpu_hours = 0;  // ...of which to other teams' reclaims
   double penalty = 0;
   double fairshare = 0;         // effective factor at the end (multifactor, gpufair)
   std::vector<double> usage_series;  // GPU-seconds per series bucket

@@ -76,11 +76,6 @@ class SchedPolicy {
 
   virtual PreemptVerdict allow_preemption(const SimJob& preemptor, const SimJob& victim,
                                           TimePoint now) const = 0;
-  // Whether allow_preemption may ever refuse a victim of the preemptor's own
-  // team (the only ones the simulator offers). When it cannot, a failed try
-  // is a matter of GPUs alone, and the simulator need not repeat it until
-  // they change.
-  virtual bool may_refuse_in_team() const { return false; }
   virtual RecordedPreemption record_preemption(const SimJob& preemptor, const SimJob& victim,
                                                TimePoint now) = 0;
 
@@ -89,6 +84,12 @@ class SchedPolicy {
   // may now take `victim`, given `taken` GPUs of the victim's team already
   // chosen for the same reclaimer. fifo and multifactor never reclaim.
   virtual bool reclaims() const { return false; }
+  // Whether a reclaim may be allowed now at all (the engine's flag: some
+  // team may be reclaimed from while another waits); false spares the
+  // simulator every try, as it spares the preempt plugin every check.
+  virtual bool reclaim_possible() const { return reclaims(); }
+  // The reclaimer's side alone: false when no victim could be allowed.
+  virtual bool may_reclaim(const SimJob& /*reclaimer*/, TimePoint /*now*/) const { return reclaims(); }
   virtual PreemptVerdict allow_reclaim(const SimJob& /*reclaimer*/, const SimJob& /*victim*/,
                                        TimePoint /*now*/, double /*taken*/) const {
     return {false, false, "this policy never reclaims"};

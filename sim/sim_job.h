@@ -11,10 +11,6 @@
 namespace gpufair::sim {
 
 enum class JobState : std::uint8_t { kPending, kRunning };
-// Where a pending preemptor waits for the preemption pass (Simulator::wake):
-// armed (tried at every pass), dormant in its team (its last try failed), or
-// parked because it fit as it was.
-enum class Parked : std::uint8_t { kNo, kDormant, kRefused, kFits };
 
 struct SimJob {
   JobId id = 0;
@@ -30,8 +26,6 @@ struct SimJob {
   std::uint32_t queue_epoch = 0;  // the PendingQueue key's epoch while pending
   std::uint32_t generation = 0;  // bumped when a run ends early: its end event goes stale
   std::uint64_t preempt_try = 0; // (cycle, team change) stamp of a try the policy refused
-  Parked parked = Parked::kNo;
-  std::uint32_t park_index = 0;  // its place in the list it is parked in
   bool judged_bait = false;      // a detector decision or refusal called it bait
   bool involved = false;         // it was ever a preemption candidate the policy judged
   bool refused = false;          // the policy refused to let it be preempted at least once

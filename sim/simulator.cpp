@@ -47,15 +47,6 @@ struct TeamRun {
   std::array<std::set<RunKey>, kMaxRank + 1> running;  // by rank, victims first
   std::array<std::int64_t, kMaxRank + 1> running_gpus{};
   std::uint64_t changes = 0;  // bumped when the team's running set changes
-  // Its pending preemptors whose last try failed and cannot succeed before
-  // something they depend on changes (Simulator::wake); `refused`: the
-  // policy refused a victim in that try (retried after any team change).
-  std::vector<std::uint32_t> dormant, refused;  // slots (SimJob::park_index)
-  std::int64_t flat_wake_free = std::numeric_limits<std::int64_t>::max();  // flat pool: wake at this many free GPUs
-  std::uint32_t dormant_multi_node = 0;  // dormant preemptors bigger than a node
-  // At most the GPUs one node must offer (free plus victims) for one of the
-  // dormant preemptors to fit: its size, or a whole node for a bigger one.
-  std::int32_t dormant_node_need = std::numeric_limits<std::int32_t>::max();
   std::uint64_t bait_labels = 0;
 };
 
@@ -76,10 +67,8 @@ class Simulator {
                         : 3600;
     result_.policy = policy_->name();
     judges_bait_ = result_.policy == "gpufair";
-    may_refuse_ = policy_->may_refuse_in_team();
     result_.cluster_gpus = options_.gpus;
     result_.measure_from = options_.measure_from;
-    node_jobs_.resize(static_cast<size_t>(pool_.node_count()));
   }
 
   RunResult run();
@@ -101,31 +90,24 @@ class Simulator {
   void cycle(TimePoint now);
   void schedule(TimePoint now);
   void main_pass(TimePoint now);
-  void preemption_pass(TimePoint now);
-  enum class TryResult { kStarted, kFits, kFailed };
-  TryResult try_preempt(std::uint32_t slot, TimePoint now, std::int64_t& flat_need);
-  void make_dormant(const PendKey& k, std::int64_t flat_need);
-  void wake(std::int32_t team);
-  void wake_refused(std::int32_t team);
-  void arm(std::uint32_t slot);
-  void park(std::uint32_t slot, Parked where);
-  void unpark(std::uint32_t slot);
-  PendKey key_of(std::uint32_t slot) {
-    const auto& j = job(slot);
-    return {PendKey::order_of(j.priority, j.id), slot, j.queue_epoch};
-  }
-  void wake_after_release(const SimJob& stopped);
-  void wake_no_longer_fitting();
-  void reclaim_pass(TimePoint now);
+  void head_preempts(TimePoint now);
+  // A blocked job tries to start by preemption: in-team victims of a lower
+  // rank, then other teams' jobs the policy lets it reclaim. `max_free_use`:
+  // at most this many GPUs that are free now may go to it (-1 = any).
+  bool try_preemption(std::uint32_t slot, TimePoint now, std::int64_t max_free_use);
+  bool try_preempt(std::uint32_t slot, TimePoint now);
   bool try_reclaim(std::uint32_t slot, TimePoint now);
   struct VictimSet;
   VictimSet victim_set_for(const SimJob& j);
   bool add_victim(VictimSet& vs, const SimJob& j, std::uint32_t vslot);  // true: enough
+  std::int64_t free_gpus_used(const SimJob& j, const VictimSet& vs) const;
   void displace(std::uint32_t slot, TimePoint now, VictimSet& vs);
   void backfill(TimePoint now);
+  void release_held(TimePoint now);
 
   // Metrics.
   void account_usage(const SimJob& job, TimePoint from, TimePoint to);
+  void account_lost_work(const SimJob& job, TimePoint from, TimePoint to);
   void widen_series_to(TimePoint t);
   void tally_detector(const SimJob& job);
   void finish(TimePoint end);
@@ -144,19 +126,27 @@ class Simulator {
   std::vector<std::uint32_t> free_slots_;
   PendingQueue pending_;
   std::int64_t pending_gpuless_ = 0;  // pending jobs that need no GPU (they always fit)
-  // Pending jobs of rank > low that the preemption pass tries, in queue
-  // order; the others are dormant in their team (TeamRun::dormant).
-  std::set<PendKey> armed_;
-  std::set<std::pair<std::int64_t, std::int32_t>> flat_wake_;  // (free GPUs, team): wake at this many free
-  std::set<std::pair<std::int32_t, std::int32_t>> node_wake_;  // (TeamRun::dormant_node_need, team)
-  std::set<std::int32_t> multi_node_dormant_teams_;
-  // Preemptors whose last try found that they fit as they are (the main
-  // scheduler's or backfill's business), by GPUs: tried again once they no
-  // longer fit.
-  std::map<std::int32_t, std::vector<std::uint32_t>> fits_parked_;  // GPUs -> slots
-  std::vector<std::vector<std::uint32_t>> node_jobs_;  // node -> running slots on it
   std::set<std::pair<TimePoint, std::uint32_t>> running_by_end_;
   std::priority_queue<EndEvent, std::vector<EndEvent>, std::greater<>> ends_;
+  // Requeued victims not yet eligible again: (eligible time, slot).
+  std::priority_queue<std::pair<TimePoint, std::uint32_t>, std::vector<std::pair<TimePoint, std::uint32_t>>,
+                      std::greater<>>
+      held_;
+  std::uint64_t changes_ = 0;  // bumped by every start and stop
+  // The head's last failed preemption try: not repeated until a job starts
+  // or stops, a cycle passes (new verdicts) or the head changes.
+  struct HeadTry {
+    JobId id = 0;
+    std::uint64_t changes = 0, cycles = 0;
+  } head_try_;
+  std::int64_t max_free_use_ = -1;  // try_preemption's limit on free GPUs (-1 = any)
+  std::int64_t last_free_use_ = 0;  // free GPUs the last preemption took
+  std::int64_t pending_ranked_ = 0;  // pending jobs above the lowest rank (they may preempt in-team)
+  bool any_lower_rank_running() const { return pending_ranked_ > 0; }
+  struct FailedTry {
+    std::int32_t team, rank, gpus;
+  };
+  std::vector<FailedTry> failed_tries_;  // backfill: this pass's failed preemption tries
   std::uint64_t seq_ = 0;
   JobId next_id_ = 1;
 
@@ -168,14 +158,12 @@ class Simulator {
   bool have_spec_ = false;
   TimePoint last_submit_ = 0;
   bool changed_ = true;  // anything started/stopped/arrived since the last backfill
-  bool reclaim_due_ = false;  // a cycle passed since the last reclaim pass
   TimePoint next_backfill_ = 0;
   std::uint64_t cycles_ = 0;
   Seconds series_width_;
   DetectorScore detector_;
   bool detector_labelled_ = false;
   bool judges_bait_ = false;  // the policy has a bait detector to score
-  bool may_refuse_ = false;   // the policy may refuse in-team victims (SchedPolicy::may_refuse_in_team)
   std::vector<NodeShare> scratch_placement_;
   // The current victim set's tallies (victim_set_for): GPUs freed per node,
   // GPUs chosen per team, and which entries are non-zero.
@@ -193,6 +181,10 @@ bool Simulator::fetch_next_spec() {
   do {
     have_spec_ = workload_.source->next(spec_);
   } while (have_spec_ && options_.drop_bait && spec_.label == Label::kBait);
+  if (have_spec_ && options_.null_bait && spec_.label == Label::kBait) {
+    spec_.gpus = std::min(spec_.gpus, 1);
+    spec_.runtime = 1;
+  }
   if (have_spec_ && spec_.submit < last_submit_)
     throw SourceError{"jobs are not in submit order (" + std::to_string(spec_.submit) + " after " +
                       std::to_string(last_submit_) + ")"};
@@ -262,7 +254,7 @@ void Simulator::enqueue(std::uint32_t slot) {
   const PendKey k = pending_.insert({PendKey::order_of(j.priority, j.id), slot, 0});
   j.queue_epoch = k.epoch;
   if (j.gpus == 0) ++pending_gpuless_;
-  if (j.rank > kRankLow) armed_.insert(k);
+  if (j.rank > kRankLow) ++pending_ranked_;
 }
 
 void Simulator::dequeue(std::uint32_t slot) {
@@ -270,9 +262,7 @@ void Simulator::dequeue(std::uint32_t slot) {
   const PendKey k{PendKey::order_of(j.priority, j.id), slot, j.queue_epoch};
   pending_.erase(k);
   if (j.gpus == 0) --pending_gpuless_;
-  if (j.rank <= kRankLow) return;
-  if (j.parked == Parked::kNo) armed_.erase(k);
-  else unpark(slot);  // a team's counters for its dormant ones may now overstate: harmless
+  if (j.rank > kRankLow) --pending_ranked_;
 }
 
 void Simulator::start(std::uint32_t slot, TimePoint now, const std::vector<NodeShare>* placed) {
@@ -297,22 +287,7 @@ void Simulator::start(std::uint32_t slot, TimePoint now, const std::vector<NodeS
   tr.running[static_cast<size_t>(j.rank)].insert({j.start, j.id, slot});
   tr.running_gpus[static_cast<size_t>(j.rank)] += j.gpus;
   ++tr.changes;
-  // A start takes the GPUs it adds as victims, on the same nodes: it helps
-  // no failed try (see wake), except as a change of the team's running set.
-  // But a free-count threshold is now that much lower (free + victims is
-  // what counts, and the victims grew). With a bait detector to score, the
-  // team's failed preemptors are tried again all the same: the retry is
-  // what makes the new job a judged candidate (SimJob::involved), as when
-  // every preemptor was tried at every pass.
-  if (judges_bait_ && j.rank < kMaxRank) wake(j.team);
-  else wake_refused(j.team);
-  if (j.rank < kMaxRank && tr.flat_wake_free != std::numeric_limits<std::int64_t>::max() && j.gpus > 0) {
-    flat_wake_.erase({tr.flat_wake_free, j.team});
-    tr.flat_wake_free -= j.gpus;
-    flat_wake_.insert({tr.flat_wake_free, j.team});
-  }
-  for (const auto& p : j.placement) node_jobs_[static_cast<size_t>(p.node)].push_back(slot);
-  if (!fits_parked_.empty()) wake_no_longer_fitting();
+  ++changes_;
   running_by_end_.insert({now + j.runtime, slot});
   ends_.push({now + j.runtime, seq_++, slot, j.generation});
   changed_ = true;
@@ -322,15 +297,14 @@ void Simulator::stop(std::uint32_t slot, TimePoint now, bool completed) {
   auto& j = job(slot);
   policy_->job_ended(j, now);
   pool_.release(j.gpus, j.placement);
-  for (const auto& p : j.placement) std::erase(node_jobs_[static_cast<size_t>(p.node)], slot);
   auto& tr = team(j.team);
   tr.running[static_cast<size_t>(j.rank)].erase({j.start, j.id, slot});
   tr.running_gpus[static_cast<size_t>(j.rank)] -= j.gpus;
   ++tr.changes;
-  wake_refused(j.team);  // one victim fewer helps no failed try; the GPUs it frees can:
-  wake_after_release(j);
+  ++changes_;
   running_by_end_.erase({j.start + j.runtime, slot});
   account_usage(j, j.start, now);
+  if (!completed) account_lost_work(j, j.start, now);
   changed_ = true;
   ++j.generation;  // a pending end event of this run is now stale
   if (completed) {
@@ -338,13 +312,19 @@ void Simulator::stop(std::uint32_t slot, TimePoint now, bool completed) {
     free_slot(slot);
   } else if (options_.preempt_mode == PreemptMode::kRequeue) {
     // Slurm's PreemptMode=REQUEUE: back to the queue with the same submit
-    // time (so FIFO keeps its place), age counting again from now, and the
-    // work lost.
+    // time (so FIFO keeps its place) and the work lost, but not at once:
+    // Slurm gives a requeued batch job a begin time of now plus the launch
+    // credential's expiry window plus one (1201 s by default,
+    // batch_requeue_fini in job_mgr.c), and its age counts from there.
     j.start = -1;
     j.placement.clear();
-    j.eligible = now;
-    j.priority = policy_->priority(j, now);
-    enqueue(slot);
+    j.eligible = now + options_.requeue_hold;
+    if (options_.requeue_hold > 0) {
+      held_.push({j.eligible, slot});
+    } else {
+      j.priority = policy_->priority(j, now);
+      enqueue(slot);
+    }
   } else {
     free_slot(slot);
   }
@@ -391,9 +371,25 @@ void Simulator::account_usage(const SimJob& j, TimePoint from, TimePoint to) {
   }
 }
 
+void Simulator::account_lost_work(const SimJob& j, TimePoint from, TimePoint to) {
+  const TimePoint a = std::max(from, options_.measure_from);
+  if (to > a) team(j.team).result.lost_gpu_hours += j.gpus * static_cast<double>(to - a) / 3600.0;
+}
+
+// Requeued victims whose begin time has come are pending again.
+void Simulator::release_held(TimePoint now) {
+  while (!held_.empty() && held_.top().first <= now) {
+    const auto slot = held_.top().second;
+    held_.pop();
+    auto& j = job(slot);
+    j.priority = policy_->priority(j, now);
+    enqueue(slot);
+    changed_ = true;
+  }
+}
+
 void Simulator::cycle(TimePoint now) {
   ++cycles_;
-  reclaim_due_ = policy_->reclaims();
   if (!policy_->priorities_change()) return;  // fifo: nothing to observe or re-sort
   policy_->begin_cycle(now);
   for (const auto& [end, slot] : running_by_end_) policy_->observe_running(job(slot), now);
@@ -412,27 +408,12 @@ void Simulator::cycle(TimePoint now) {
     k.order = PendKey::order_of(j.priority, j.id);
   }
   sort_keys(batch_keys_, sort_scratch_);
-  // A new cycle: every verdict may differ, so every preemptor a verdict
-  // stopped is tried again. One that failed for want of GPUs (or fits as
-  // it is) stays parked: the cycle changed no GPU and no victim. The
-  // parked lists hold slots, not keys, so new priorities need nothing there.
-  armed_.clear();
-  for (const auto& k : batch_keys_) {
-    auto& j = job(k.slot);
-    if (j.rank <= kRankLow) continue;
-    if (j.parked == Parked::kRefused) unpark(k.slot);
-    if (j.parked == Parked::kNo) armed_.insert(armed_.end(), k);
-  }
   pending_.rebuild(batch_keys_);
 }
 
 void Simulator::schedule(TimePoint now) {
   main_pass(now);
-  if (!armed_.empty()) preemption_pass(now);
-  if (reclaim_due_) {
-    reclaim_due_ = false;
-    reclaim_pass(now);
-  }
+  head_preempts(now);
   if (options_.backfill && changed_ && now >= next_backfill_ && !pending_.empty()) {
     backfill(now);
     next_backfill_ = now + options_.backfill_interval;
@@ -448,160 +429,31 @@ void Simulator::main_pass(TimePoint now) {
   }
 }
 
-void Simulator::preemption_pass(TimePoint now) {
-  // Only armed preemptors are tried: a dormant one failed, and nothing its
-  // try depends on has changed since (see wake), so it would fail again.
-  // One woken during the pass is still tried in it if it sorts after the
-  // current one, as in the walk over every preemptor this replaces; hence
-  // the next one is looked up by key after each try.
-  for (auto it = armed_.begin(); it != armed_.end();) {
-    const PendKey k = *it;
-    std::int64_t flat_need = std::numeric_limits<std::int64_t>::max();
-    const auto result = try_preempt(k.slot, now, flat_need);
-    if (result == TryResult::kFailed) {
-      // With a policy that may refuse victims, a try that ran into no
-      // refusal is repeated at every pass as before: a verdict may change
-      // with time alone, and the first refusal starts try_preempt's stamp.
-      if (!may_refuse_ || job(k.slot).preempt_try != 0) make_dormant(k, flat_need);
-    } else if (result == TryResult::kFits) {
-      park(k.slot, Parked::kFits);
-    }
-    it = armed_.upper_bound(k);
+// The main scheduler's preemption: Slurm's schedule() (job_scheduler.c)
+// lets the first job that cannot start try to preempt, then marks its
+// partition failed, so no job behind it is tried in that pass; jobs further
+// down get their chance in backfill. A failed try is not repeated until a
+// job starts or stops, a cycle passes or another job heads the queue.
+void Simulator::head_preempts(TimePoint now) {
+  if (pending_.empty()) return;
+  const auto slot = pending_.front().slot;
+  const SimJob& h = job(slot);
+  if (h.gpus <= 0 || pool_.fits(h.gpus)) return;
+  if (head_try_.id == h.id && head_try_.changes == changes_ && head_try_.cycles == cycles_) return;
+  if (try_preemption(slot, now, -1)) {
+    main_pass(now);
+    return;
   }
+  head_try_ = {h.id, changes_, cycles_};
 }
 
-void Simulator::make_dormant(const PendKey& k, std::int64_t flat_need) {
-  auto& j = job(k.slot);
-  auto& tr = team(j.team);
-  park(k.slot, j.preempt_try != 0 ? Parked::kRefused : Parked::kDormant);
-  if (const auto need = std::min(j.gpus, pool_.gpus_per_node()); !pool_.flat() && need < tr.dormant_node_need) {
-    node_wake_.erase({tr.dormant_node_need, j.team});
-    tr.dormant_node_need = need;
-    node_wake_.insert({need, j.team});
-  }
-  if (flat_need != std::numeric_limits<std::int64_t>::max()) {
-    if (flat_need < tr.flat_wake_free) {
-      flat_wake_.erase({tr.flat_wake_free, j.team});
-      tr.flat_wake_free = flat_need;
-      flat_wake_.insert({flat_need, j.team});
-    }
-  }
-  if (!pool_.flat() && j.gpus > pool_.gpus_per_node() && tr.dormant_multi_node++ == 0) {
-    multi_node_dormant_teams_.insert(j.team);
-  }
-}
-
-// A failed try of preemptor j (team T, rank r) depends on: the cycle (the
-// verdicts), and per node the free GPUs plus T's running jobs below rank r
-// there (what the node could offer it). A start of one of T's jobs does not
-// raise that anywhere (it takes as many GPUs as it adds as victim, on the
-// same node; on a flat pool the same holds for the totals), nor does a stop
-// of a victim that is not a release. So it is retried after a cycle and
-// after GPUs come free where they could complete a victim set: on a flat
-// pool when the free count reaches what it lacked; on nodes, when a node's
-// offer to T reaches what a dormant preemptor of T needs, or (a job bigger
-// than a node) when a node becomes empty. A try the policy refused a victim
-// in is retried after any change to T's running jobs, as before (the
-// verdicts are taken to hold until then: try_preempt's stamp).
-void Simulator::wake(std::int32_t t) {
-  auto& tr = team(t);
-  if (tr.dormant_node_need != std::numeric_limits<std::int32_t>::max()) {
-    node_wake_.erase({tr.dormant_node_need, t});
-    tr.dormant_node_need = std::numeric_limits<std::int32_t>::max();
-  }
-  if (tr.flat_wake_free != std::numeric_limits<std::int64_t>::max()) {
-    flat_wake_.erase({tr.flat_wake_free, t});
-    tr.flat_wake_free = std::numeric_limits<std::int64_t>::max();
-  }
-  if (tr.dormant_multi_node > 0) {
-    tr.dormant_multi_node = 0;
-    multi_node_dormant_teams_.erase(t);
-  }
-  for (const auto slot : tr.dormant) arm(slot);
-  tr.dormant.clear();
-  wake_refused(t);
-}
-
-void Simulator::wake_refused(std::int32_t t) {
-  auto& tr = team(t);
-  for (const auto slot : tr.refused) arm(slot);
-  tr.refused.clear();
-}
-
-void Simulator::arm(std::uint32_t slot) {
-  auto& j = job(slot);
-  j.parked = Parked::kNo;
-  armed_.insert(key_of(slot));
-}
-
-// Takes a parked preemptor out of its list (swap with the last).
-void Simulator::unpark(std::uint32_t slot) {
-  auto& j = job(slot);
-  std::vector<std::uint32_t>* list = nullptr;
-  if (j.parked == Parked::kFits) list = &fits_parked_[j.gpus];
-  else if (j.parked == Parked::kDormant) list = &team(j.team).dormant;
-  else if (j.parked == Parked::kRefused) list = &team(j.team).refused;
-  if (!list) return;
-  const auto last = list->back();
-  (*list)[j.park_index] = last;
-  job(last).park_index = j.park_index;
-  list->pop_back();
-  if (j.parked == Parked::kFits && list->empty()) fits_parked_.erase(j.gpus);
-  j.parked = Parked::kNo;
-}
-
-void Simulator::park(std::uint32_t slot, Parked where) {
-  auto& j = job(slot);
-  armed_.erase(key_of(slot));
-  auto& list = where == Parked::kFits ? fits_parked_[j.gpus]
-               : where == Parked::kDormant ? team(j.team).dormant : team(j.team).refused;
-  j.park_index = static_cast<std::uint32_t>(list.size());
-  list.push_back(slot);
-  j.parked = where;
-}
-
-// A job started: GPUs were taken, so a parked preemptor may no longer fit.
-void Simulator::wake_no_longer_fitting() {
-  for (auto it = fits_parked_.begin(); it != fits_parked_.end();) {
-    if (pool_.fits(it->first)) {
-      ++it;
-      continue;
-    }
-    for (const auto slot : it->second) arm(slot);
-    it = fits_parked_.erase(it);
-  }
-}
-
-void Simulator::wake_after_release(const SimJob& stopped) {
-  while (!flat_wake_.empty() && flat_wake_.begin()->first <= pool_.free()) wake(flat_wake_.begin()->second);
-  if (pool_.flat()) return;
-  // A team's failed try can succeed on this node only if the node's free
-  // GPUs plus the team's possible victims on it (its jobs below the top
-  // rank) now reach what one of its dormant preemptors needs there. With no
-  // victims there that is the free GPUs alone: then the preemptor fits, and
-  // is woken to be parked as fitting (a dormant preemptor never fits).
-  bool emptied = false;
-  for (const auto& p : stopped.placement) {
-    const auto& on_node = node_jobs_[static_cast<size_t>(p.node)];
-    const auto node_free = pool_.node_free(p.node);
-    while (!node_wake_.empty() && node_wake_.begin()->first <= node_free) wake(node_wake_.begin()->second);
-    for (size_t i = 0; i < on_node.size(); ++i) {
-      const auto t = job(on_node[i]).team;
-      auto& tr = team(t);
-      if (tr.dormant.empty() && tr.refused.empty()) continue;
-      bool seen = false;
-      for (size_t k = 0; k < i && !seen; ++k) seen = job(on_node[k]).team == t;
-      if (seen) continue;
-      std::int64_t offer = node_free;
-      for (const auto s : on_node) {
-        const auto& o = job(s);
-        if (o.team == t && o.rank < kMaxRank) offer += o.placement.size() == 1 ? o.gpus : pool_.gpus_per_node();
-      }
-      if (offer >= tr.dormant_node_need) wake(t);
-    }
-    if (node_free == pool_.gpus_per_node()) emptied = true;
-  }
-  while (emptied && !multi_node_dormant_teams_.empty()) wake(*multi_node_dormant_teams_.begin());
+bool Simulator::try_preemption(std::uint32_t slot, TimePoint now, std::int64_t max_free_use) {
+  const std::int64_t saved = max_free_use_;
+  max_free_use_ = max_free_use;
+  const bool started = (job(slot).rank > kRankLow && try_preempt(slot, now)) ||
+                       (policy_->reclaims() && policy_->reclaim_possible() && try_reclaim(slot, now));
+  max_free_use_ = saved;
+  return started;
 }
 
 // The victims chosen so far for one preemptor, and whether they free room
@@ -665,22 +517,19 @@ bool Simulator::add_victim(VictimSet& vs, const SimJob& j, std::uint32_t vslot) 
   return vs.enough;
 }
 
-Simulator::TryResult Simulator::try_preempt(std::uint32_t slot, TimePoint now, std::int64_t& flat_need) {
+bool Simulator::try_preempt(std::uint32_t slot, TimePoint now) {
   auto& j = job(slot);
   auto& tr = team(j.team);
   // The policy refused victims at the last try and neither a cycle passed nor
   // the team's running jobs changed: the verdicts would be the same, and
   // asking again for every candidate on every event is what costs time.
   const std::uint64_t stamp = (cycles_ << 32) + tr.changes + 1;
-  if (j.preempt_try == stamp) return TryResult::kFailed;
+  if (j.preempt_try == stamp) return false;
   j.preempt_try = 0;
-  if (pool_.fits(j.gpus)) return TryResult::kFits;  // not a preemption: the scheduler's business
+  if (pool_.fits(j.gpus)) return false;  // not a preemption: the scheduler's business
   std::int64_t lower = 0;
   for (int r = 0; r < j.rank; ++r) lower += tr.running_gpus[static_cast<size_t>(r)];
-  if (lower + pool_.free() < j.gpus) {
-    flat_need = j.gpus - lower;  // no walk until this many GPUs are free (flat or not)
-    return TryResult::kFailed;
-  }
+  if (lower + pool_.free() < j.gpus) return false;
 
   // Collect victims, lowest rank first, youngest first, until the job fits.
   VictimSet vs = victim_set_for(j);
@@ -702,38 +551,17 @@ Simulator::TryResult Simulator::try_preempt(std::uint32_t slot, TimePoint now, s
   }
   if (!vs.enough) {
     if (refused_any) j.preempt_try = stamp;  // only a new cycle or a team change helps
-    else if (vs.flat) flat_need = j.gpus - vs.freed;  // every allowed victim counted: what is missing
-    return TryResult::kFailed;
+    return false;
   }
+  last_free_use_ = free_gpus_used(j, vs);
+  if (max_free_use_ >= 0 && last_free_use_ > max_free_use_) return false;
   displace(slot, now, vs);
-  return TryResult::kStarted;
-}
-
-void Simulator::reclaim_pass(TimePoint now) {
-  // Slurm's scheduler tries preemption for pending jobs in priority order;
-  // here the first kReclaimTries blocked jobs, one per team, once a cycle.
-  // Only among the first backfill_depth pending jobs: Slurm tests no job
-  // further down for a start (its main scheduler stops at the first job it
-  // cannot start, backfill after bf_max_job_test jobs), so none further down
-  // ever gets to preempt.
-  constexpr int kReclaimTries = 16;
-  std::vector<char> tried(teams_.size(), 0);
-  int tries = 0;
-  auto walk = pending_.walk();
-  for (std::int32_t depth = 0; tries < kReclaimTries && depth < options_.backfill_depth; ++depth) {
-    const PendKey* k = walk.next();
-    if (!k) break;
-    const auto slot = k->slot;
-    const SimJob& j = job(slot);
-    if (j.gpus <= 0 || pool_.fits(j.gpus) || tried[static_cast<size_t>(j.team)]) continue;
-    tried[static_cast<size_t>(j.team)] = 1;
-    ++tries;
-    try_reclaim(slot, now);
-  }
+  return true;
 }
 
 bool Simulator::try_reclaim(std::uint32_t slot, TimePoint now) {
   const SimJob& j = job(slot);
+  if (!policy_->may_reclaim(j, now)) return false;
   // Victims: other teams' jobs of a rank no higher than the reclaimer's,
   // lowest rank first, youngest first, while the policy agrees (it stops a
   // team at its entitlement).
@@ -754,8 +582,23 @@ bool Simulator::try_reclaim(std::uint32_t slot, TimePoint now) {
     }
   }
   if (!vs.enough) return false;
+  last_free_use_ = free_gpus_used(j, vs);
+  if (max_free_use_ >= 0 && last_free_use_ > max_free_use_) return false;
   displace(slot, now, vs);
   return true;
+}
+
+// GPUs free now that a preemptor with these victims would take (beyond the
+// victims' own): on a flat pool what the victims leave short, on nodes the
+// free GPUs of the chosen nodes it fills.
+std::int64_t Simulator::free_gpus_used(const SimJob& j, const VictimSet& vs) const {
+  std::int64_t from_victims = vs.freed;
+  if (!vs.flat) {
+    from_victims = 0;
+    for (const auto n : vs.target_nodes) from_victims += freed_on_node_[static_cast<size_t>(n)];
+  }
+  const std::int64_t held = vs.multi_node ? static_cast<std::int64_t>(vs.nodes_needed) * vs.per_node : j.gpus;
+  return std::max<std::int64_t>(0, held - from_victims);
 }
 
 void Simulator::displace(std::uint32_t slot, TimePoint now, VictimSet& vs) {
@@ -802,6 +645,10 @@ void Simulator::displace(std::uint32_t slot, TimePoint now, VictimSet& vs) {
                    vt.result.name.c_str(), static_cast<long long>(now - v.start),
                    v.label == Label::kBait ? "bait" : v.label == Label::kHonest ? "honest" : "-",
                    rec.bait ? 1 : 0, rec.score, rec.reason.c_str());
+    if (rec.reclaim) {
+      const TimePoint a = std::max(v.start, options_.measure_from);
+      if (now > a) vt.result.reclaim_lost_gpu_hours += v.gpus * static_cast<double>(now - a) / 3600.0;
+    }
     stop(vslot, now, false);
   }
   if (vs.flat) {
@@ -819,8 +666,10 @@ void Simulator::backfill(TimePoint now) {
   // before then or fits in the GPUs the head will not need. As in Slurm, no
   // reservation is made for a start beyond the backfill window: then any
   // job that fits may start. So the walk over running jobs stops there.
-  // Nothing fits: the pass could start nothing, so it need not look.
-  if (pool_.nothing_fits() && pending_gpuless_ == 0) return;
+  // Nothing fits and nothing may preempt: the pass could start nothing.
+  if (pool_.nothing_fits() && pending_gpuless_ == 0 && !(policy_->reclaims() && policy_->reclaim_possible()) &&
+      !any_lower_rank_running())
+    return;
   auto walk = pending_.walk();
   const auto head = *walk.next();
   const auto head_gpus = job(head.slot).gpus;
@@ -837,14 +686,38 @@ void Simulator::backfill(TimePoint now) {
       break;
     }
   }
+  // Slurm's backfill also plans preemption (its will-run test with the
+  // preemptable jobs removed says "now", backfill.c starts the job and
+  // select_nodes preempts), so a job on the way that does not fit may
+  // preempt as the head may; the GPUs free now it takes count against the
+  // head's reservation like a backfilled start's. Which blocked jobs failed
+  // in this pass is remembered per (team, rank): one that needs at least as
+  // many GPUs fails too until something starts.
+  const bool reclaim = policy_->reclaims() && policy_->reclaim_possible();
+  failed_tries_.clear();
   std::int32_t depth = 0;
   for (; depth < options_.backfill_depth; ++depth) {
-    if (pool_.nothing_fits() && pending_gpuless_ == 0) break;  // nothing more can start
+    const bool can_preempt = reclaim || any_lower_rank_running();
+    if (!can_preempt && pool_.nothing_fits() && pending_gpuless_ == 0) break;  // nothing more can start
     const PendKey* k = walk.next();
     if (!k) break;
     const auto slot = k->slot;
     auto& j = job(slot);
-    if (!pool_.fits(j.gpus)) continue;
+    if (!pool_.fits(j.gpus)) {
+      if (j.gpus <= 0 || (!reclaim && j.rank == kRankLow)) continue;
+      bool known_to_fail = false;
+      for (const auto& f : failed_tries_)
+        if (f.team == j.team && f.rank == j.rank && f.gpus <= j.gpus) known_to_fail = true;
+      if (known_to_fail) continue;
+      const bool before_shadow = now + j.runtime <= shadow;
+      if (try_preemption(slot, now, before_shadow ? -1 : std::max<std::int64_t>(0, extra))) {
+        if (!before_shadow) extra -= last_free_use_;
+        failed_tries_.clear();
+      } else {
+        failed_tries_.push_back({j.team, j.rank, j.gpus});
+      }
+      continue;
+    }
     if (now + j.runtime <= shadow) {
       start(slot, now, nullptr);
     } else if (j.gpus <= extra) {
@@ -948,7 +821,7 @@ RunResult Simulator::run() {
   TimePoint now = 0;
   std::uint64_t events = 0;
   for (;;) {
-    const bool busy = !pending_.empty() || !running_by_end_.empty();
+    const bool busy = !pending_.empty() || !running_by_end_.empty() || !held_.empty();
     if (!have_spec_ && !busy && options_.horizon == 0) break;
     // Idle: skip cycles until the next arrival (decay is exact for any step).
     if (!busy && have_spec_ && next_cycle < spec_.submit)
@@ -956,6 +829,7 @@ RunResult Simulator::run() {
     TimePoint t = next_cycle;
     if (have_spec_) t = std::min(t, spec_.submit);
     if (!ends_.empty()) t = std::min(t, ends_.top().time);
+    if (!held_.empty()) t = std::min(t, held_.top().first);
     if (options_.backfill && changed_ && !pending_.empty()) t = std::min(t, std::max(next_backfill_, now));
     if (!busy && !have_spec_) t = options_.horizon;  // nothing left: jump to the end
     if (options_.horizon > 0 && t >= options_.horizon) {
@@ -972,7 +846,8 @@ RunResult Simulator::run() {
       ++events;
       stop(ev.slot, now, true);
     }
-    // 2. Arrivals.
+    // 2. Requeued jobs eligible again, and arrivals.
+    release_held(now);
     while (have_spec_ && spec_.submit == now) {
       ++events;
       submit(spec_, now);

@@ -307,6 +307,11 @@ const std::vector<KeyDef>& key_table() {
         "in-team preemption by a team below its entitlement: any victim (allow), or only its jobs "
         "that started at or after the preemptor became eligible, never GPUs held in advance (refuse)",
         "not a banked_jump mode", [](Config& c) -> BankedJump& { return c.jump.banked_jump; }));
+    t.push_back(duration_key("scavenger_window", 0, 30 * kDay,
+                             "after a team preempts its own lower-rank job, its lower-rank jobs that start within "
+                             "this long are, until they have run bait_young, scavengers any other team's job may "
+                             "requeue (0 = off)",
+                             [](Config& c) -> Seconds& { return c.jump.scavenger_window; }));
     t.push_back({"state_file", "a file path",
                  "where the state is saved; empty = <StateSaveLocation>/gpufair.state",
                  [](const Config& c) { return c.state_file; },

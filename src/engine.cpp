@@ -65,6 +65,11 @@ struct TeamState {
   double price_total_gpu_s = 0;   // every price paid since the last usage reset
   std::uint32_t priced_jumps = 0, reclaimed_from = 0, reclaims_made = 0;
   double held_gpus = 0;           // running now (weighted), from the running table
+  // Its scavenger episode (design.md, "Scavengers"): since the first and
+  // until scavenger_window after the latest in-team preemption by a higher
+  // rank; its lower-rank jobs started after scav_since are scavengers while
+  // it lasts. 0/0 = never.
+  TimePoint scav_since = 0, scav_until = 0;
   std::uint64_t pending_cycle = 0;  // last cycle it had a runnable pending job
   bool active = false;            // running or runnable pending: counts for entitlements
   std::deque<BaitDecision> recent;
@@ -186,15 +191,18 @@ struct Engine::Impl {
       t.active = t.held_gpus > 0 || t.pending_cycle == cycle_no;
       if (t.active) active_shares += t.shares;
     }
-    bool someone_below_waits = false, someone_reclaimable = false;
+    // Scavengers: from the jump on, whoever comes to wait (a job that
+    // arrives between cycles must not wait for the next one to reclaim).
+    bool someone_below_waits = false, someone_reclaimable = false, someone_scavenges = false;
     for (const auto& t : teams) {
       const double e = entitled_gpus(t);
       if (t.pending_cycle == cycle_no && t.held_gpus + 1e-9 < e) someone_below_waits = true;
       if (config.jump.reclaim != Reclaim::kOff && t.held_gpus > e + 1e-9 &&
           (config.jump.reclaim == Reclaim::kAll || jumped_lately(t, now)))
         someone_reclaimable = true;
+      if (config.jump.reclaim != Reclaim::kOff && in_episode(t, now)) someone_scavenges = true;
     }
-    reclaim_possible.store(cluster_gpus > 0 && someone_below_waits && someone_reclaimable,
+    reclaim_possible.store((cluster_gpus > 0 && someone_below_waits && someone_reclaimable) || someone_scavenges,
                            std::memory_order_relaxed);
     below_entitlement.resize(teams.size());
     for (std::size_t i = 0; i < teams.size(); ++i)
@@ -259,6 +267,8 @@ struct Engine::Impl {
                               &t.memory.low_rank_gpu_s, &t.memory.low_rank_preempted_gpu_s,
                               &t.memory.started_gpus, &t.memory.preemptor_gpus})
         f(v->as_of);
+      f(t.scav_since);
+      f(t.scav_until);
     }
     for (auto& [id, j] : running) {
       f(j.charged_until);
@@ -415,10 +425,68 @@ struct Engine::Impl {
     h = std::max(0.0, h + gpus);
   }
 
-  // The reclaim rule (design.md, "Reclaim"); `taken` = GPUs of the victim's
-  // team already chosen for this reclaim. Empty string = allowed.
+  // A recorded reclaim moves GPUs between teams at once: the victim leaves
+  // the running table (charged up to now, as if it ended), the reclaimer
+  // enters it (charged from now). Both teams' held GPUs are then right for
+  // every later check until the next cycle sees the jobs again; Slurm asks
+  // the preempt predicates on many scheduler passes per cycle.
+  void move_reclaimed_gpus(const JobRef& reclaimer, const JobRef& victim, TimePoint when) {
+    if (auto it = running.find(victim.id); it != running.end()) {
+      charge(it->second, when);
+      add_held(it->second.team, -it->second.gpus);
+      running.erase(it);
+    }
+    if (!finite_nonneg(reclaimer.gpus)) return;
+    auto [it, inserted] = running.try_emplace(reclaimer.id);
+    if (!inserted) return;  // already seen running: the next cycle updates it
+    TeamState& t = teams[static_cast<std::size_t>(reclaimer.team)];
+    RunningJob& r = it->second;
+    r.team = reclaimer.team;
+    r.gpus = reclaimer.gpus;
+    r.charged_until = when;
+    r.last_seen_cycle = cycle_no;
+    r.low_rank_start = is_low_rank(t, reclaimer.rank);
+    t.memory.started_gpus.add(reclaimer.gpus, when, config.bait.window);
+    add_held(reclaimer.team, reclaimer.gpus);
+  }
+
+  // ---- Scavengers (design.md, "Scavengers") ---------------------------------
+  // A team that displaced one of its own jobs by a higher rank within
+  // scavenger_window is in a scavenger episode.
+  bool in_episode(const TeamState& t, TimePoint now) const {
+    return config.jump.scavenger_window > 0 && now < t.scav_until;
+  }
+  // A running job that is a scavenger now: of a lower rank in its team,
+  // started after its team's episode began (strictly: a job that started in
+  // the same second as the first jump, such as a reclaimer, is not one),
+  // and younger than bait_young. A job that held its GPUs that long without
+  // anyone wanting them is protected again: requeueing it would lose real
+  // work of an honest team, and a slot holder is taken young if at all.
+  bool is_scavenger(const TeamState& t, const JobRef& j, TimePoint now) const {
+    return in_episode(t, now) && j.start > t.scav_since && elapsed_between(j.start, now) < config.bait.young &&
+           is_low_rank(t, j.rank);
+  }
+  // A pending job that would start as a scavenger: such jobs may not
+  // reclaim, so that a reclaimer is never a scavenger (no ping-pong).
+  bool would_scavenge(const TeamState& t, const JobRef& j, TimePoint now) const {
+    return in_episode(t, now) && is_low_rank(t, j.rank);
+  }
+  void note_in_team_jump(TeamState& t, const JobRef& preemptor, const JobRef& victim, TimePoint when) {
+    const Seconds w = config.jump.scavenger_window;
+    if (w <= 0 || preemptor.rank <= victim.rank) return;
+    if (when >= t.scav_until) t.scav_since = when;
+    t.scav_until = std::max(t.scav_until, saturating_add(when, w));
+    // Other teams may take its scavengers from now on, not from the next
+    // cycle: the flag only lets the preempt plugin ask (end_cycle recomputes).
+    if (config.jump.reclaim != Reclaim::kOff) reclaim_possible.store(true, std::memory_order_relaxed);
+  }
+
+  // The reclaim rule (design.md, "Reclaim" and "Scavengers"); `taken` =
+  // GPUs of the victim's team already chosen for this reclaim. Empty string
+  // = allowed; *scavenger says by which rule.
   const char* reclaim_refusal(const JobRef& reclaimer, const JobRef& victim, TimePoint now,
-                              double taken) const {
+                              double taken, bool* scavenger = nullptr) const {
+    if (scavenger) *scavenger = false;
     if (config.jump.reclaim == Reclaim::kOff) return "reclaim=off";
     if (reclaimer.team < 0 || victim.team < 0 || reclaimer.team == victim.team) return "same team";
     if (static_cast<std::size_t>(reclaimer.team) >= teams.size() ||
@@ -427,6 +495,14 @@ struct Engine::Impl {
     if (!reclaimer.runnable || !(reclaimer.gpus > 0)) return "the reclaiming job is not runnable or uses no GPUs";
     const TeamState& r = teams[static_cast<std::size_t>(reclaimer.team)];
     const TeamState& v = teams[static_cast<std::size_t>(victim.team)];
+    if (would_scavenge(r, reclaimer, now))
+      return "the reclaiming job would run as a scavenger (its team preempted its own jobs within "
+             "scavenger_window)";
+    if (is_scavenger(v, victim, now)) {
+      if (victim.rank > reclaimer.rank) return "the scavenger outranks the reclaiming job";
+      if (scavenger) *scavenger = true;
+      return "";
+    }
     if (r.held_gpus + reclaimer.gpus > entitled_gpus(r) + 1e-9)
       return "the reclaiming team would exceed its entitlement";
     if (v.held_gpus - taken <= entitled_gpus(v) + 1e-9) return "the victim's team is not over its entitlement";
@@ -522,6 +598,10 @@ struct Engine::Impl {
     r.reclaims_made = t.reclaims_made;
     r.held_gpus = t.held_gpus;
     r.entitled_gpus = entitled_gpus(t);
+    if (in_episode(t, now)) {
+      r.scavenger_since = t.scav_since;
+      r.scavenger_until = t.scav_until;
+    }
     r.recent.assign(t.recent.begin(), t.recent.end());
     return r;
   }
@@ -751,10 +831,14 @@ PreemptCheck Engine::check_preemption(const JobRef& preemptor, const JobRef& vic
   // Cheapest test first: most pairs slurmctld asks about are cross-team.
   if (preemptor.team != victim.team || preemptor.team < 0) {
     if (m.config.preempt_scope == PreemptScope::kAny) return out;
-    const char* why = m.reclaim_refusal(preemptor, victim, now, 0);
+    bool scavenger = false;
+    const char* why = m.reclaim_refusal(preemptor, victim, now, 0, &scavenger);
     if (*why == '\0') {
       out.reclaim = true;
-      if (want_reason) out.reason = "reclaim: the preemptor's team is below its entitlement, the victim's over it";
+      if (want_reason)
+        out.reason = scavenger ? "reclaim: the victim is a scavenger (its team preempted its own jobs within "
+                                 "scavenger_window)"
+                               : "reclaim: the preemptor's team is below its entitlement, the victim's over it";
       return out;
     }
     out.allowed = false;
@@ -776,6 +860,12 @@ PreemptCheck Engine::check_preemption(const JobRef& preemptor, const JobRef& vic
   }
   if (m.config.bait.block == BaitBlock::kNever) return out;
   if (static_cast<std::size_t>(preemptor.team) >= m.teams.size()) return out;
+  if (m.is_scavenger(m.teams[static_cast<std::size_t>(preemptor.team)], victim, now)) {
+    // Its GPUs are open to any team's job: taking them skips nobody, so it
+    // is never bait (banked_jump, above, still applies).
+    if (want_reason) out.reason = "the victim is its team's own scavenger: its GPUs were open to any job";
+    return out;
+  }
   const TeamState& t = m.teams[static_cast<std::size_t>(preemptor.team)];
   const double penalty = t.penalty.at(now, m.config.penalty.half_life);
   if (m.config.bait.block == BaitBlock::kPenalized && penalty < m.config.bait.block_penalty) {
@@ -802,15 +892,24 @@ PreemptCheck Engine::check_preemption(const JobRef& preemptor, const JobRef& vic
   return out;
 }
 
+bool Engine::may_reclaim(const JobRef& reclaimer, TimePoint now) const {
+  std::shared_lock lock(impl_->mu);
+  const Impl& m = *impl_;
+  if (m.config.jump.reclaim == Reclaim::kOff || !reclaimer.runnable || !(reclaimer.gpus > 0)) return false;
+  if (reclaimer.team < 0 || static_cast<std::size_t>(reclaimer.team) >= m.teams.size()) return false;
+  return !m.would_scavenge(m.teams[static_cast<std::size_t>(reclaimer.team)], reclaimer, now);
+}
+
 bool Engine::reclaim_possible() const { return impl_->reclaim_possible.load(std::memory_order_relaxed); }
 
 PreemptCheck Engine::check_reclaim(const JobRef& reclaimer, const JobRef& victim, TimePoint now,
                                    double taken_gpus) const {
   std::shared_lock lock(impl_->mu);
   PreemptCheck out;
-  const char* why = impl_->reclaim_refusal(reclaimer, victim, now, taken_gpus);
+  bool scavenger = false;
+  const char* why = impl_->reclaim_refusal(reclaimer, victim, now, taken_gpus, &scavenger);
   out.allowed = out.reclaim = *why == '\0';
-  out.reason = out.allowed ? "reclaim allowed" : why;
+  out.reason = !out.allowed ? why : scavenger ? "reclaim allowed: the victim is a scavenger" : "reclaim allowed";
   return out;
 }
 
@@ -838,22 +937,33 @@ BaitDecision Engine::record_preemption(const JobRef& preemptor, const JobRef& vi
     m.check_team(victim.team, "record_preemption (victim)");
     TeamState& v = m.teams[static_cast<std::size_t>(victim.team)];
     d.reclaim = true;
-    char buf[256];
-    std::snprintf(buf, sizeof buf,
-                  "reclaim: team %s (holding %.1f of its %.1f entitled GPUs) took back %.1f GPUs from "
-                  "team %s (holding %.1f of its %.1f)",
-                  t.name.c_str(), t.held_gpus, m.entitled_gpus(t), victim.gpus, v.name.c_str(),
-                  v.held_gpus, m.entitled_gpus(v));
+    char buf[320];
+    if (m.is_scavenger(v, victim, when)) {
+      std::snprintf(buf, sizeof buf,
+                    "reclaim of a scavenger: team %s took %.1f GPUs from a job of team %s that started after "
+                    "it preempted its own jobs (scavenger_window; holding %.1f of its %.1f entitled GPUs)",
+                    t.name.c_str(), victim.gpus, v.name.c_str(), v.held_gpus, m.entitled_gpus(v));
+    } else {
+      std::snprintf(buf, sizeof buf,
+                    "reclaim: team %s (holding %.1f of its %.1f entitled GPUs) took back %.1f GPUs from "
+                    "team %s (holding %.1f of its %.1f)",
+                    t.name.c_str(), t.held_gpus, m.entitled_gpus(t), victim.gpus, v.name.c_str(),
+                    v.held_gpus, m.entitled_gpus(v));
+    }
     d.reason = buf;
     ++t.reclaims_made;
     ++v.reclaimed_from;
+    m.move_reclaimed_gpus(preemptor, victim, when);
     BaitDecision dv = d;
     dv.team = victim.team;
     remember(v.recent, std::move(dv));
     remember(t.recent, d);
     return d;
   }
-  const JumpCost cost = m.jump_cost(preemptor, when);
+  // A jump onto its own scavenger skipped nobody: any team's waiting job
+  // could have taken those GPUs. It is free, and never bait.
+  const bool onto_scavenger = d.in_team && m.is_scavenger(t, victim, when);
+  const JumpCost cost = onto_scavenger ? JumpCost{} : m.jump_cost(preemptor, when);
   d.skipped = cost.skipped;
 
   BaitEvidence e;
@@ -879,6 +989,7 @@ BaitDecision Engine::record_preemption(const JobRef& preemptor, const JobRef& vi
     }
     ++t.in_team_preemptions;
     e = judge_preemption(m.config.bait, preemptor, victim, when, cost, counts);
+    m.note_in_team_jump(t, preemptor, victim, when);
   } else {
     e = judge_preemption(m.config.bait, preemptor, victim, when, cost, RecentCounts{});
   }
@@ -899,11 +1010,15 @@ BaitDecision Engine::record_preemption(const JobRef& preemptor, const JobRef& vi
     m.usage_total += d.charged_gpu_s;
   }
   char buf[224];
-  std::snprintf(buf, sizeof buf,
-                "; price %.0f GPU-s for %u runnable jobs ahead of teams below their entitlement "
-                "(mean %llds skipped, cap %llds)",
-                d.charged_gpu_s, cost.jobs_ahead, static_cast<long long>(cost.skipped),
-                static_cast<long long>(m.config.jump.price_cap));
+  if (onto_scavenger) {
+    std::snprintf(buf, sizeof buf, "; onto its own scavenger (open to any job): skipped nobody, price 0");
+  } else {
+    std::snprintf(buf, sizeof buf,
+                  "; price %.0f GPU-s for %u runnable jobs ahead of teams below their entitlement "
+                  "(mean %llds skipped, cap %llds)",
+                  d.charged_gpu_s, cost.jobs_ahead, static_cast<long long>(cost.skipped),
+                  static_cast<long long>(m.config.jump.price_cap));
+  }
   d.reason += buf;
   if (d.bait) {
     t.penalty.advance_to(when, m.config.penalty.half_life);
@@ -1001,6 +1116,8 @@ std::vector<std::uint8_t> Engine::save_state() const {
     w.u32(t.priced_jumps);
     w.u32(t.reclaimed_from);
     w.u32(t.reclaims_made);
+    w.i64(t.scav_since);  // format 4
+    w.i64(t.scav_until);
     w.u64(t.recent.size());
     for (const auto& d : t.recent) {
       w.u64(d.preemptor);
@@ -1079,6 +1196,10 @@ Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
       t.priced_jumps = r.u32();
       t.reclaimed_from = r.u32();
       t.reclaims_made = r.u32();
+    }
+    if (frame->version >= 4) {
+      t.scav_since = r.i64();
+      t.scav_until = r.i64();
     }
     const std::uint64_t n_recent = r.count(60);
     for (std::uint64_t k = 0; k < n_recent && r.ok(); ++k) {

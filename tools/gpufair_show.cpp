@@ -234,7 +234,9 @@ int main(int argc, char** argv) {
         << ",\"jump_price_gpu_hours\":" << num(r.price_total_gpu_s / 3600.0)
         << ",\"priced_jumps\":" << r.priced_jumps << ",\"reclaims_made\":" << r.reclaims_made
         << ",\"reclaimed_from\":" << r.reclaimed_from << ",\"held_gpus\":" << num(r.held_gpus)
-        << ",\"entitled_gpus\":" << num(r.entitled_gpus) << ",\"decisions\":[";
+        << ",\"entitled_gpus\":" << num(r.entitled_gpus)
+        << ",\"scavenger_since\":" << r.scavenger_since << ",\"scavenger_until\":" << r.scavenger_until
+        << ",\"decisions\":[";
       std::size_t first = r.recent.size() > static_cast<std::size_t>(o.decisions)
                               ? r.recent.size() - o.decisions : 0;
       for (std::size_t d = first; d < r.recent.size(); d++) {
@@ -264,6 +266,11 @@ int main(int argc, char** argv) {
                 r.usage_gpu_s / 3600.0, r.shares, r.usage_norm, r.fairshare,
                 r.effective_fairshare, r.penalty, r.bait_detections, r.in_team_preemptions,
                 r.price_total_gpu_s / 3600.0, r.reclaims_made, r.reclaimed_from);
+  for (const auto& r : teams)
+    if (r.scavenger_until > 0)
+      std::printf("%s preempted its own jobs: its lower-rank jobs started since %s are scavengers "
+                  "(any other team may requeue them) until %s\n",
+                  r.name.c_str(), when(r.scavenger_since).c_str(), when(r.scavenger_until).c_str());
   bool any = false;
   for (const auto& r : teams) {
     std::size_t first = r.recent.size() > static_cast<std::size_t>(o.decisions)

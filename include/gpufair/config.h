@@ -117,6 +117,16 @@ struct JumpConfig {
   // also refuses honest urgent jobs of below-entitlement teams (measured in
   // design.md, "Why no strategy pays").
   BankedJump banked_jump = BankedJump::kAllow;
+  // scavenger_window: after a team displaces one of its own jobs by a
+  // higher-rank one, its lower-rank jobs that start within this long of its
+  // latest such preemption are scavengers until they have run bait_young
+  // (design.md, "Scavengers"): any other team's job of at least their rank
+  // may requeue them, whatever the entitlements; the team's own jumps onto
+  // them are free; and, while it lasts, the team's lower-rank jobs may not
+  // reclaim. 0 = off. One day, the detector's window: a team that preempts
+  // its own jobs at least daily keeps its reserve as scavengers; what it
+  // costs honest teams is measured in design.md.
+  Seconds scavenger_window = 86400;
 };
 
 struct Config {

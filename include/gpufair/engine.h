@@ -59,6 +59,10 @@ struct TeamReport {
   double price_total_gpu_s = 0;  // jump prices paid since the last usage reset
   std::uint32_t priced_jumps = 0, reclaimed_from = 0, reclaims_made = 0;
   double held_gpus = 0, entitled_gpus = 0;  // running now, and its share among active teams
+  // Its scavenger episode when one is on (design.md, "Scavengers"): its
+  // lower-rank jobs started after `since` may be requeued by any other team
+  // until `until`. 0/0 = none.
+  TimePoint scavenger_since = 0, scavenger_until = 0;
   std::vector<BaitDecision> recent;  // newest last
 };
 
@@ -123,6 +127,10 @@ class Engine {
   // free: the preempt plugin asks it for every cross-team pair, and skips
   // the core entirely when it is false (the usual case).
   bool reclaim_possible() const;
+  // The reclaimer's side of the rule alone: false when check_reclaim would
+  // refuse `reclaimer` whatever the victim (reclaim=off, not runnable, no
+  // GPUs, or it would start as a scavenger). Lets a host skip the victims.
+  bool may_reclaim(const JobRef& reclaimer, TimePoint now) const;
   // A preemption really happened: an in-team jump is priced and judged; a
   // cross-team one (preempt_scope=team) is recorded as a reclaim.
   BaitDecision record_preemption(const JobRef& preemptor, const JobRef& victim,

@@ -1,12 +1,21 @@
 // The adversarial suite (sim/scenarios/adversarial/, design.md "Why no
 // strategy pays"): every gaming strategy x 5 seeds, judged by the
 // counterfactual (the same workload with the gamer honest). FIFO must show
-// the exploit where the strategy is one, so the suite can fail; gpufair must
-// keep the gain within the done criterion on the strategies design.md claims
-// closed. The open ones are listed there with their figures, printed here.
+// the exploit where the strategy is one, so the suite can fail.
+//
+// One seed's gain or harm is noisy: a "gamer" whose bait is 1-GPU 1-second
+// jobs (null_bait, a perturbation that does nothing) moves the other teams'
+// p50 wait by up to 5x and "pays" on many seeds, because a small change
+// early in a saturated week changes which jobs find an idle fragment
+// (design.md, "Judged by the counterfactual": over 20 seeds a quarter of the
+// null runs have harm > 1.25). So gpufair is judged on the geometric mean
+// over the 5 seeds: gain (p50 and p90) <= 1.1 on the strategies design.md
+// claims closed for gain, harm p50 <= 1.5 on those it claims closed for
+// harm. Every figure, and the null gamer's, is printed.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "sim_test_util.h"
@@ -17,47 +26,78 @@ namespace {
 using testing::run_counterfactual;
 
 constexpr std::uint64_t kSeeds[] = {1, 7, 19, 42, 1234};
+constexpr double kMaxMeanGain = 1.1;
+constexpr double kMaxMeanHarm = 1.5;
 
 struct Strategy {
   const char* name;
   bool pays_under_fifo;  // the strategy is an exploit on the story's cluster
-  bool closed;           // design.md claims gpufair closes it
+  bool gain_closed;      // design.md claims gpufair takes the gain away
+  bool harm_closed;      // ...and the harm to the other teams
 };
 
 const Strategy kStrategies[] = {
-    {"dilution-gpuless", true, true},
-    {"dilution-short", true, false},       // open by default: the gamer stays below its entitlement (banked_jump, below)
-    {"slow-old-placeholders", true, false},  // open: same
+    // Harm closed over 20 seeds (geometric mean 1.22), not over these 5 (1.81).
+    {"dilution-gpuless", true, true, false},
+    // Open: long placeholders started before the gamer's first jump stay
+    // protected; its p90 gain is 1.21 on average (banked_jump, below).
+    {"dilution-short", true, false, false},
+    // Open: a slow gamer's reserve is built between its jumps (design.md).
+    {"slow-old-placeholders", true, false, false},
     // A 16-GPU placeholder waits long in a FIFO queue too: the strategy paid
-    // under FIFO on 2 of these 5 seeds only, so it is not claimed to pay there.
-    {"big-placeholder", false, true},
-    {"spread-accounts", true, true},
-    {"long-queue-only", true, true},
-    {"working-placeholder", true, false},  // open: same
+    // under FIFO on 2 of these 5 seeds only, so it is not claimed to pay
+    // there. Harm open: 5 jumps a week keep few of its placeholders scavengers.
+    {"big-placeholder", false, true, false},
+    {"spread-accounts", true, true, true},
+    // Harm open: the gamer stops jumping after day 4, its last placeholders
+    // become protected again.
+    {"long-queue-only", true, true, false},
+    {"working-placeholder", true, true, true},
     // The gamer's real work is queued early at low QOS as well: its waits
     // are mostly those low jobs', so FIFO shows no gain either.
-    {"early-low-real-work", false, true},
+    {"early-low-real-work", false, true, true},
 };
 
 std::string adversarial(const char* name) { return std::string("adversarial/") + name; }
+
+double geometric_mean(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += std::log(std::max(x, 1e-3));
+  return std::exp(sum / static_cast<double>(v.size()));
+}
 
 class Adversarial : public ::testing::TestWithParam<Strategy> {};
 
 TEST_P(Adversarial, JudgedByTheCounterfactual) {
   const Strategy& s = GetParam();
   int fifo_paid = 0;
+  std::vector<double> gain50, gain90, harm50, null_gain90, null_harm50;
   for (const auto seed : kSeeds) {
     const auto fifo = run_counterfactual(adversarial(s.name), "fifo", seed);
     fifo_paid += gaming_did_not_pay(fifo) ? 0 : 1;
     const auto gf = run_counterfactual(adversarial(s.name), "gpufair", seed);
+    const auto null = run_counterfactual(adversarial(s.name), "gpufair", seed, {}, true);
     std::printf("[ figure   ] %-22s seed %5llu: fifo gain p50 %7.2f p90 %6.2f | gpufair gain p50 %5.2f p90 %5.2f,"
-                " worst harm p50 %5.2f p90 %5.2f\n",
+                " worst harm p50 %5.2f p90 %5.2f | null gamer: gain p50 %5.2f p90 %5.2f, harm p50 %5.2f\n",
                 s.name, static_cast<unsigned long long>(seed), fifo.gain_p50, fifo.gain_p90, gf.gain_p50,
-                gf.gain_p90, gf.worst_harm_p50, gf.worst_harm_p90);
-    if (s.closed) {
-      EXPECT_TRUE(gaming_did_not_pay(gf)) << s.name << " seed " << seed << ": gain p50 " << gf.gain_p50
-                                          << " p90 " << gf.gain_p90;
-    }
+                gf.gain_p90, gf.worst_harm_p50, gf.worst_harm_p90, null.gain_p50, null.gain_p90,
+                null.worst_harm_p50);
+    gain50.push_back(gf.gain_p50);
+    gain90.push_back(gf.gain_p90);
+    harm50.push_back(gf.worst_harm_p50);
+    null_gain90.push_back(null.gain_p90);
+    null_harm50.push_back(null.worst_harm_p50);
+  }
+  std::printf("[ figure   ] %-22s geometric mean of 5 seeds: gain p50 %.2f p90 %.2f, harm p50 %.2f"
+              " (null gamer: gain p90 %.2f, harm p50 %.2f)\n",
+              s.name, geometric_mean(gain50), geometric_mean(gain90), geometric_mean(harm50),
+              geometric_mean(null_gain90), geometric_mean(null_harm50));
+  if (s.gain_closed) {
+    EXPECT_LE(geometric_mean(gain50), kMaxMeanGain) << s.name;
+    EXPECT_LE(geometric_mean(gain90), kMaxMeanGain) << s.name;
+  }
+  if (s.harm_closed) {
+    EXPECT_LE(geometric_mean(harm50), kMaxMeanHarm) << s.name;
   }
   if (s.pays_under_fifo) {
     EXPECT_EQ(fifo_paid, static_cast<int>(std::size(kSeeds))) << s.name << ": the strategy must pay under FIFO";
@@ -73,21 +113,18 @@ INSTANTIATE_TEST_SUITE_P(Suite, Adversarial, ::testing::ValuesIn(kStrategies), [
 
 // banked_jump=refuse (design.md, "Jump price", banked GPUs): a team below its
 // entitlement may displace only its jobs that started since its urgent job
-// became eligible. It closes the below-entitlement strategies that are open
-// by default, up to the limits measured below (5 seeds; the figures printed
-// are in design.md): working-placeholder's p90 keeps a residue that is not a
-// preemption at all (its own short placeholders end and free GPUs; refusing
-// every below-entitlement preemption left 1.72), slow-old-placeholders' p50
-// is 1.27 on one seed (245 s against 311 s).
+// became eligible. With scavengers on, it takes the slow gamer's gain away
+// too (measured worst over the 5 seeds; default in brackets); the harm of
+// its reserve stays (design.md).
 struct BankedCase {
   const char* name;
   double max_gain_p50, max_gain_p90;  // measured worst over the 5 seeds, with margin
 };
 
 const BankedCase kBankedCases[] = {
-    {"dilution-short", 0.5, 0.5},         // measured 0.17 / 0.10 (default: 12.3 / 4.5)
-    {"slow-old-placeholders", 1.6, 0.5},  // measured 1.27 / 0.17 (default: 15.0 / 3.0)
-    {"working-placeholder", 1.2, 2.5},    // measured 1.00 / 1.90 (default: 1.00 / 17.8)
+    {"dilution-short", 1.2, 2.5},         // measured 0.84 / 1.77 (default: 1.47 / 2.01)
+    {"slow-old-placeholders", 1.5, 1.0},  // measured 1.11 / 0.68 (default: 15.0 / 5.9)
+    {"working-placeholder", 1.0, 1.2},    // measured 0.44 / 0.87 (default: 1.00 / 1.11)
 };
 
 TEST(AdversarialBankedJump, ClosesTheBelowEntitlementGapUpToItsResidue) {
@@ -138,10 +175,12 @@ TEST(AdversarialHonest, BigTeamWithManyUrgentEvaluations) {
     for (const auto& t : r.teams) {
       const double charged = t.gpu_hours > 0 ? t.price_gpu_s / 3600.0 / t.gpu_hours : 0;
       std::printf("[ figure   ] honest-big-team seed %llu %s: prices %.1f GPU-h = %.2f%% of %.0f GPU-h, "
-                  "%llu refused, %llu bait\n",
+                  "%llu refused, %llu bait, %llu jobs requeued by reclaim losing %.1f GPU-h (%.1f%%)\n",
                   static_cast<unsigned long long>(seed), t.name.c_str(), t.price_gpu_s / 3600, 100 * charged,
                   t.gpu_hours, static_cast<unsigned long long>(t.preemptions_refused),
-                  static_cast<unsigned long long>(t.bait_detections));
+                  static_cast<unsigned long long>(t.bait_detections),
+                  static_cast<unsigned long long>(t.reclaimed_from), t.reclaim_lost_gpu_hours,
+                  t.gpu_hours > 0 ? 100 * t.reclaim_lost_gpu_hours / t.gpu_hours : 0.0);
       EXPECT_LE(charged, 0.02) << "seed " << seed << " " << t.name;
       EXPECT_EQ(t.preemptions_refused, 0u) << "seed " << seed << " " << t.name;
     }

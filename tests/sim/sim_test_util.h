@@ -56,14 +56,19 @@ inline RunResult run_scenario(const std::string& name, const std::string& policy
 
 // The scenario as given and with its gaming team honest (bait-labelled jobs
 // dropped), same seed and policy: gpufair-sim --counterfactual.
+// null_bait: the "gamer" submits its bait as 1-GPU 1-second jobs (the noise
+// floor of gain and harm).
 inline Counterfactual run_counterfactual(const std::string& name, const std::string& policy,
                                          std::uint64_t seed = 0,
-                                         const std::vector<std::pair<std::string, std::string>>& extra = {}) {
+                                         const std::vector<std::pair<std::string, std::string>>& extra = {},
+                                         bool null_bait = false) {
   auto sc = load_scenario(scenario_path(name), seed);
   auto params = sc.policy_params;
   for (const auto& kv : extra) params.push_back(kv);
   const Config config = config_from(params);
-  const RunResult gaming = simulate(sc.workload, policy, config, sc.options);
+  SimOptions gaming_options = sc.options;
+  gaming_options.null_bait = null_bait;
+  const RunResult gaming = simulate(sc.workload, policy, config, gaming_options);
   SimOptions honest_options = sc.options;
   honest_options.drop_bait = true;
   const RunResult honest = simulate(sc.workload, policy, config, honest_options);

@@ -20,27 +20,61 @@ SimOptions flat(std::int32_t gpus, bool backfill = false) {
 
 constexpr const char* kHeader = "submit,account,user,gpus,runtime,qos\n";
 
-TEST(Mechanics, HighJobPreemptsOwnTeamAndVictimKeepsFifoPlace) {
+// Preemption as Slurm tries it: the main scheduler lets only the first job
+// that cannot start (the head) preempt; backfill lets every job it looks at
+// preempt. Here a's urgent job sits behind b's blocked job: it jumps at the
+// next backfill pass (t=31), not before.
+TEST(Mechanics, HighJobPreemptsOwnTeamAtTheNextBackfillPassAndVictimKeepsFifoPlace) {
   const std::string csv = std::string(kHeader) +
                           "0,a,ua,8,100,low\n"
                           "1,b,ub,8,100,low\n"
                           "2,a,ua,8,50,high\n";
-  auto o = flat(8);
+  auto o = flat(8, true);
   o.gaming_team = "a";
+  o.requeue_hold = 0;
   const auto r = run_trace(csv, "fifo", o);
   const auto& a = team(r, "a");
   const auto& b = team(r, "b");
   EXPECT_EQ(a.preemptions_caused, 1u);
   EXPECT_EQ(r.preemptions, 1u);
   ASSERT_EQ(a.high_waits.size(), 1u);
-  EXPECT_EQ(a.high_waits[0], 0);  // jumped the queue at once
+  EXPECT_EQ(a.high_waits[0], 29);  // jumped the queue at the backfill pass at 31 (1 + bf_interval)
   // The requeued victim keeps its submit time, so under FIFO it runs again
-  // (52..152) before b's job, which starts at 152.
+  // (81..181) before b's job, which starts at 181.
   ASSERT_EQ(b.waits.size(), 1u);
-  EXPECT_EQ(b.waits[0], 151);
-  EXPECT_EQ(r.end, 252);
-  ASSERT_TRUE(r.gaming_advantage.has_value());
-  EXPECT_NEAR(*r.gaming_advantage, 1.0 / 151.0, 1e-12);
+  EXPECT_EQ(b.waits[0], 180);
+  EXPECT_EQ(r.end, 281);
+  EXPECT_NEAR(a.lost_gpu_hours, 8 * 31 / 3600.0, 1e-12);  // the victim's 31 s of work
+}
+
+TEST(Mechanics, WithoutBackfillOnlyTheHeadMayPreempt) {
+  const std::string csv = std::string(kHeader) +
+                          "0,a,ua,8,100,low\n"
+                          "1,b,ub,8,100,low\n"
+                          "2,a,ua,8,50,high\n"
+                          "300,a,ua,8,100,low\n"
+                          "301,a,ua,8,50,high\n";
+  const auto r = run_trace(csv, "fifo", flat(8));
+  const auto& a = team(r, "a");
+  // At 2 the head is b's job: a's urgent job waits its turn (100..200 is
+  // b's, 200..250 its own). At 301 it heads the queue and jumps at once.
+  ASSERT_EQ(a.high_waits.size(), 2u);
+  EXPECT_EQ(a.high_waits[0], 0);
+  EXPECT_EQ(a.high_waits[1], 198);
+  EXPECT_EQ(a.preemptions_caused, 1u);
+}
+
+TEST(Mechanics, ARequeuedVictimWaitsForItsBeginTime) {
+  // Slurm gives a requeued batch job a begin time of now + 1201 s.
+  const std::string csv = std::string(kHeader) +
+                          "0,a,ua,8,100,low\n"
+                          "10,a,ua,8,50,high\n";
+  const auto r = run_trace(csv, "fifo", flat(8));
+  EXPECT_EQ(r.preemptions, 1u);
+  EXPECT_EQ(r.end, 10 + 1201 + 100);  // restarts at 1211, not when the urgent job ends at 60
+  auto o = flat(8);
+  o.requeue_hold = 0;
+  EXPECT_EQ(run_trace(csv, "fifo", o).end, 60 + 100);
 }
 
 TEST(Mechanics, CancelModeDropsTheVictim) {
@@ -48,12 +82,32 @@ TEST(Mechanics, CancelModeDropsTheVictim) {
                           "0,a,ua,8,100,low\n"
                           "1,b,ub,8,100,low\n"
                           "2,a,ua,8,50,high\n";
-  auto o = flat(8);
+  auto o = flat(8, true);
   o.preempt_mode = PreemptMode::kCancel;
   const auto r = run_trace(csv, "fifo", o);
-  EXPECT_EQ(team(r, "b").waits[0], 51);  // starts when the high job ends at 52
+  EXPECT_EQ(team(r, "b").waits[0], 80);  // starts when the high job ends at 81
   EXPECT_EQ(team(r, "a").completed, 1u);
-  EXPECT_EQ(r.end, 152);
+  EXPECT_EQ(r.end, 181);
+}
+
+// Scavengers (design.md): after a's urgent job displaced one of a's jobs at
+// 10, the low job a starts at 110 is a scavenger; b's job, blocked at 200,
+// takes its GPUs at once. With scavengers off it waits for a's jobs to end.
+TEST(Mechanics, AScavengerIsReclaimedByTheBlockedHead) {
+  const std::string csv = std::string(kHeader) +
+                          "0,a,ua,4,10000,low\n"
+                          "0,a,ua,4,10000,low\n"
+                          "10,a,ua,4,100,high\n"
+                          "20,a,ua,4,10000,low\n"
+                          "200,b,ub,4,100,low\n";
+  const auto r = run_trace(csv, "gpufair", flat(8));
+  EXPECT_EQ(team(r, "b").waits[0], 0);
+  EXPECT_EQ(team(r, "b").reclaims_made, 1u);
+  EXPECT_EQ(team(r, "a").reclaimed_from, 1u);
+  EXPECT_NEAR(team(r, "a").reclaim_lost_gpu_hours, 4 * 90 / 3600.0, 1e-12);
+  const auto off = run_trace(csv, "gpufair", flat(8), "scavenger_window=0");
+  EXPECT_EQ(team(off, "b").reclaims_made, 0u);
+  EXPECT_GT(team(off, "b").waits[0], 9000);
 }
 
 TEST(Mechanics, NeverPreemptsAnotherTeam) {
@@ -143,14 +197,15 @@ TEST(Mechanics, MultifactorOrdersByFairShare) {
 }
 
 TEST(Mechanics, GpufairWithoutTheBaitRuleIsPlainFairShare) {
-  // Switching the bait rule off (never block, no penalty, no skip charge)
-  // brings the exploit back: proof that the engine's rule, not the
-  // simulator, is what closes it.
+  // Switching the rules off (never block, no penalty, no skip charge, no
+  // scavengers) brings the exploit back: proof that the engine's rules, not
+  // the simulator, are what close it.
   auto sc = load_scenario(testing::scenario_path("exploit"));
   auto params = sc.policy_params;
   params.emplace_back("bait_block", "never");
   params.emplace_back("penalty_per_bait", "0");
   params.emplace_back("skip_charge", "0");
+  params.emplace_back("scavenger_window", "0");
   const auto r = simulate(sc.workload, "gpufair", testing::config_from(params), sc.options);
   ASSERT_TRUE(r.gaming_advantage.has_value());
   EXPECT_LT(*r.gaming_advantage, 0.5);

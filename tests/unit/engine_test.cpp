@@ -264,9 +264,14 @@ TEST(EnginePriority, BatchEqualsOneByOne) {
 // own high-rank jobs while team "other" has been waiting. The engine's
 // mechanics (charge, penalty, blocking, state) are tested with the "fast" bait
 // profile, where one such event is bait; the default rule's detection speed
-// has its own test.
+// has its own test. Scavengers are off here: with them, the placeholders the
+// gamer starts after its first jump are scavengers, and jumps onto those are
+// free and never bait (EngineScavenger, below, tests that).
 std::string with_fast_profile(std::string_view params) {
   return "bait_profile=fast" + (params.empty() ? std::string() : "," + std::string(params));
+}
+std::string without_scavengers(std::string_view params) {
+  return "scavenger_window=0" + (params.empty() ? std::string() : "," + std::string(params));
 }
 
 struct GamingScenario {
@@ -276,7 +281,7 @@ struct GamingScenario {
 
   struct DefaultRule {};
   explicit GamingScenario(std::string_view params = "") : GamingScenario(DefaultRule{}, with_fast_profile(params)) {}
-  GamingScenario(DefaultRule, std::string_view params) : h(params) {
+  GamingScenario(DefaultRule, std::string_view params) : h(without_scavengers(params)) {
     gamer = h.engine.team_for_account("gamer");
     other = h.engine.team_for_account("other");
     h.pending = {make_job(1, other, 0, 8, kT0 - 2 * kHour)};
@@ -798,6 +803,15 @@ TEST(EngineState, RandomWellFramedPayloadsNeverCrash) {
 namespace gpufair {
 namespace {
 
+// Two teams with equal shares on a 32-GPU cluster.
+void two_equal_teams(Host& h, TeamId& a, const char* a_name, TeamId& b, const char* b_name) {
+  a = h.engine.team_for_account(a_name);
+  b = h.engine.team_for_account(b_name);
+  h.engine.set_cluster_gpus(32);
+  h.engine.set_shares(a, 1);
+  h.engine.set_shares(b, 1);
+}
+
 // A 32-GPU cluster, two teams with equal shares: the squatter holds all 32
 // GPUs (four 8-GPU low-rank jobs), the other team waits with an 8-GPU job.
 struct SquatScenario {
@@ -805,11 +819,7 @@ struct SquatScenario {
   TeamId squatter, waiter;
   JobRef waiting;
   explicit SquatScenario(std::string_view params) : h(params) {
-    squatter = h.engine.team_for_account("squatter");
-    waiter = h.engine.team_for_account("waiter");
-    h.engine.set_cluster_gpus(32);
-    h.engine.set_shares(squatter, 1);
-    h.engine.set_shares(waiter, 1);
+    two_equal_teams(h, squatter, "squatter", waiter, "waiter");
     for (int i = 0; i < 4; ++i) h.running.push_back(make_job(10 + i, squatter, 0, 8, kT0 - 600, kT0 - 600));
     waiting = make_job(1, waiter, 0, 8, kT0 - kHour);
     h.pending = {waiting};
@@ -924,6 +934,211 @@ TEST(EngineReclaim, HeldOrGpuLessReclaimersCannot) {
   JobRef cpu = s.waiting;
   cpu.gpus = 0;
   EXPECT_FALSE(s.h.engine.check_reclaim(cpu, s.h.running.back(), s.h.now(), 0).allowed);
+}
+
+// A recorded reclaim moves the GPUs at once: Slurm asks the predicates on
+// many scheduler passes between two cycles, each with taken = 0, so the
+// held GPUs of both teams must follow each reclaim, not wait for the cycle.
+TEST(EngineReclaim, RecordedReclaimsMoveHeldGpusBeforeTheNextCycle) {
+  SquatScenario s("reclaim=all");
+  int allowed = 0;
+  for (int i = 0; i < 4; ++i) {
+    JobRef reclaimer = s.waiting;
+    reclaimer.id = 1 + static_cast<JobId>(i);
+    const JobRef victim = s.h.running[3 - static_cast<std::size_t>(i)];  // youngest first, no cycle between
+    if (!s.h.engine.check_reclaim(reclaimer, victim, s.h.now(), 0).allowed) break;
+    ++allowed;
+    const BaitDecision d = s.h.engine.record_preemption(reclaimer, victim, s.h.now());
+    EXPECT_TRUE(d.reclaim) << d.reason;
+    s.h.clock.advance(30);
+  }
+  EXPECT_EQ(allowed, 2);  // 32/0 -> 24/8 -> 16/16: both at their entitlement
+  EXPECT_DOUBLE_EQ(s.h.engine.team_report(s.squatter, s.h.now()).held_gpus, 16);
+  EXPECT_DOUBLE_EQ(s.h.engine.team_report(s.waiter, s.h.now()).held_gpus, 16);
+  // The next cycle sees the same jobs and counts nothing twice.
+  s.h.running = {s.h.running[0], s.h.running[1], make_job(1, s.waiter, 0, 8, kT0 - kHour, kT0),
+                 make_job(2, s.waiter, 0, 8, kT0 - kHour, kT0 + 30)};
+  s.h.pending.clear();
+  s.h.cycle();
+  EXPECT_DOUBLE_EQ(s.h.engine.team_report(s.squatter, s.h.now()).held_gpus, 16);
+  EXPECT_DOUBLE_EQ(s.h.engine.team_report(s.waiter, s.h.now()).held_gpus, 16);
+}
+
+// ---- Scavengers (scavenger_window) -----------------------------------------------
+
+// A 32-GPU cluster, two equal teams. The jumper holds 8 GPUs (below its 16),
+// the other team 24 (over its 16) and waits with an 8-GPU job, so the
+// entitlement rule alone would never let the other team take the jumper's
+// GPUs. At kT0 the jumper's urgent job (rank 10) displaces its own job that
+// started two hours earlier: its scavenger episode begins.
+struct ScavScenario {
+  Host h;
+  TeamId jumper, other;
+  JobRef waiting;
+  explicit ScavScenario(std::string_view params) : h(params) {
+    two_equal_teams(h, jumper, "jumper", other, "other");
+    h.running = {make_job(10, jumper, 0, 8, kT0 - 3 * kHour, kT0 - 2 * kHour)};
+    for (int i = 0; i < 3; ++i) h.running.push_back(make_job(20 + i, other, 0, 8, kT0 - 3 * kHour, kT0 - 2 * kHour));
+    waiting = make_job(1, other, 0, 8, kT0 - kHour);
+    // The jumper's urgent job waits too: the team's ranks are 0 and 10.
+    h.pending = {waiting, make_job(2, jumper, 10, 8, kT0 - 60)};
+    h.cycle();
+  }
+  BaitDecision jump(JobId id, TimePoint when, int victim_rank = 0, int preemptor_rank = 10) {
+    return h.engine.record_preemption(make_job(id, jumper, preemptor_rank, 8, when - 60),
+                                      make_job(900 + id, jumper, victim_rank, 8, when - 3 * kHour, when - 2 * kHour), when);
+  }
+};
+
+TEST(EngineScavenger, Rules) {
+  struct Case {
+    const char* name;
+    const char* params;
+    int jump_preemptor_rank;  // the jump at kT0 (10 = urgent; 0 = a jump at equal rank)
+    bool second_jump;         // another jump at kT0 + 20 h
+    Seconds victim_start;     // relative to kT0
+    int victim_rank;
+    int reclaimer_rank;
+    Seconds ask_at;           // relative to kT0
+    bool allowed;
+    const char* reason;       // part of the reason
+  };
+  const Case cases[] = {
+      {"started after the first jump: a scavenger, whatever the entitlements", "", 10, false, 60, 0, 0, 120, true,
+       "scavenger"},
+      {"started before the first jump: not one (the entitlement rule refuses)", "", 10, false, -60, 0, 0, 120, false,
+       "would exceed its entitlement"},
+      {"started in the same second as the first jump: not one", "", 10, false, 0, 0, 0, 120, false, "exceed"},
+      {"one that has run bait_young is protected again", "", 10, false, 60, 0, 0, 60 + 2 * kHour, false, "exceed"},
+      {"...a second less, it is not", "", 10, false, 60, 0, 0, 60 + 2 * kHour - 1, true, "scavenger"},
+      {"a day after the jump the episode is over", "", 10, false, kDay - 60, 0, 0, kDay + 1, false, "exceed"},
+      {"...unless the team jumped again", "", 10, true, kDay - 60, 0, 0, kDay + 1, true, "scavenger"},
+      {"a top-rank job of the team is never a scavenger", "", 10, false, 60, 10, 10, 120, false, "exceed"},
+      {"a middle-rank job is, for a reclaimer of at least its rank", "", 10, false, 60, 5, 5, 120, true, "scavenger"},
+      {"...but not for a lower-rank reclaimer", "", 10, false, 60, 5, 0, 120, false, "outranks"},
+      {"a jump at equal rank starts no episode", "", 0, false, 60, 0, 0, 120, false, "exceed"},
+      {"scavenger_window=0: off", "scavenger_window=0", 10, false, 60, 0, 0, 120, false, "exceed"},
+      {"a shorter window", "scavenger_window=1h", 10, false, 60, 0, 0, kHour + 1, false, "exceed"},
+      {"reclaim=off: no cross-team preemption at all", "reclaim=off", 10, false, 60, 0, 0, 120, false,
+       "reclaim=off"},
+  };
+  for (const auto& c : cases) {
+    ScavScenario s(c.params);
+    s.jump(2, kT0, 0, c.jump_preemptor_rank);
+    if (c.second_jump) s.jump(3, kT0 + 20 * kHour);
+    const JobRef victim = make_job(11, s.jumper, c.victim_rank, 8, kT0 - kHour, kT0 + c.victim_start);
+    JobRef reclaimer = s.waiting;
+    reclaimer.rank = c.reclaimer_rank;
+    const PreemptCheck r = s.h.engine.check_reclaim(reclaimer, victim, kT0 + c.ask_at, 0);
+    EXPECT_EQ(r.allowed, c.allowed) << c.name << ": " << r.reason;
+    EXPECT_NE(r.reason.find(c.reason), std::string::npos) << c.name << ": " << r.reason;
+    // The preempt plugin's predicate decides the same, quietly too.
+    const PreemptCheck p = s.h.engine.check_preemption(reclaimer, victim, kT0 + c.ask_at, true);
+    EXPECT_EQ(p.allowed, c.allowed) << c.name << ": " << p.reason;
+    EXPECT_EQ(p.reclaim, c.allowed) << c.name;
+    if (c.allowed) {
+      EXPECT_NE(p.reason.find("scavenger"), std::string::npos) << c.name << ": " << p.reason;
+    }
+    EXPECT_EQ(s.h.engine.check_preemption(reclaimer, victim, kT0 + c.ask_at, false).allowed, c.allowed) << c.name;
+  }
+}
+
+TEST(EngineScavenger, ATeamInAnEpisodeMayNotReclaimWithJobsThatWouldBeScavengers) {
+  // Both teams jumped: the other team's low-rank job would itself start as
+  // a scavenger, so it may not take the jumper's (no ping-pong); its urgent
+  // job, never a scavenger, may.
+  ScavScenario s("");
+  s.jump(2, kT0);
+  s.h.engine.record_preemption(make_job(3, s.other, 10, 8, kT0 - 60), s.h.running[1], kT0 + 30);
+  const JobRef victim = make_job(11, s.jumper, 0, 8, kT0 - kHour, kT0 + 60);
+  const PreemptCheck low = s.h.engine.check_reclaim(s.waiting, victim, kT0 + 120, 0);
+  EXPECT_FALSE(low.allowed);
+  EXPECT_NE(low.reason.find("would run as a scavenger"), std::string::npos) << low.reason;
+  JobRef urgent = s.waiting;
+  urgent.rank = 10;
+  EXPECT_TRUE(s.h.engine.check_reclaim(urgent, victim, kT0 + 120, 0).allowed);
+  // The reclaimer's side alone says the same.
+  EXPECT_FALSE(s.h.engine.may_reclaim(s.waiting, kT0 + 120));
+  EXPECT_TRUE(s.h.engine.may_reclaim(urgent, kT0 + 120));
+  ScavScenario off("reclaim=off");
+  EXPECT_FALSE(off.h.engine.may_reclaim(urgent, kT0 + 120));
+}
+
+TEST(EngineScavenger, AReclaimerIsNeverAScavengerSoNoPingPong) {
+  // The other team (no episode) takes a scavenger. Its reclaimer starts
+  // before any later episode of its own team begins, so it is never a
+  // scavenger: when the other team jumps later, only its jobs started after
+  // that jump are (the reclaimer may still go back by the entitlement rule,
+  // which stops at entitlements).
+  ScavScenario s("scavenger_window=2h");
+  s.jump(2, kT0);
+  const JobRef scav = make_job(11, s.jumper, 0, 8, kT0 - kHour, kT0 + 60);
+  ASSERT_TRUE(s.h.engine.check_reclaim(s.waiting, scav, kT0 + 120, 0).allowed);
+  s.h.engine.record_preemption(s.waiting, scav, kT0 + 120);
+  const JobRef reclaimer = make_job(s.waiting.id, s.other, 0, 8, kT0 - kHour, kT0 + 120);
+  s.h.engine.record_preemption(make_job(3, s.other, 10, 8, kT0 + 3 * kHour), s.h.running[1], kT0 + 3 * kHour);
+  const JobRef back = make_job(12, s.jumper, 0, 8, kT0);
+  const PreemptCheck r = s.h.engine.check_reclaim(back, reclaimer, kT0 + 3 * kHour + 60, 0);
+  EXPECT_EQ(r.reason.find("scavenger"), std::string::npos) << r.reason;
+  const JobRef later = make_job(30, s.other, 0, 8, kT0, kT0 + 3 * kHour + 30);
+  const PreemptCheck l = s.h.engine.check_reclaim(back, later, kT0 + 3 * kHour + 60, 0);
+  EXPECT_TRUE(l.allowed) << l.reason;
+  EXPECT_NE(l.reason.find("scavenger"), std::string::npos) << l.reason;
+}
+
+TEST(EngineScavenger, AJumpOntoItsOwnScavengerIsFreeAndNeverBait) {
+  // The fast profile with bait_block=always would refuse a young victim of
+  // a team that keeps jumping while another waits; as a scavenger, its GPUs
+  // were anyone's.
+  ScavScenario s("bait_profile=fast,bait_block=always");
+  const BaitDecision first = s.jump(2, kT0);
+  EXPECT_EQ(first.reason.find("onto its own scavenger"), std::string::npos) << first.reason;
+  const JobRef scav = make_job(11, s.jumper, 0, 8, kT0 - kHour, kT0 + 60);
+  JobRef urgent = make_job(4, s.jumper, 10, 8, kT0 - 30);
+  const PreemptCheck c = s.h.engine.check_preemption(urgent, scav, kT0 + 120, true);
+  EXPECT_TRUE(c.allowed) << c.reason;
+  EXPECT_NE(c.reason.find("scavenger"), std::string::npos) << c.reason;
+  EXPECT_TRUE(s.h.engine.check_preemption(urgent, scav, kT0 + 120, false).allowed);
+  const BaitDecision d = s.h.engine.record_preemption(urgent, scav, kT0 + 120);
+  EXPECT_EQ(d.charged_gpu_s, 0) << d.reason;
+  EXPECT_FALSE(d.bait) << d.reason;
+  EXPECT_EQ(d.skipped, 0);
+  EXPECT_NE(d.reason.find("onto its own scavenger"), std::string::npos) << d.reason;
+}
+
+TEST(EngineScavenger, BankedJumpStillRefusesAScavengerHeldBeforeThePreemptorWaited) {
+  // banked_jump=refuse is about gain: a reserve held before the urgent job
+  // became eligible is not to be jumped on, scavenger or not.
+  ScavScenario s("banked_jump=refuse");
+  s.jump(2, kT0);
+  const JobRef scav = make_job(11, s.jumper, 0, 8, kT0 - kHour, kT0 + 60);
+  const PreemptCheck b = s.h.engine.check_preemption(make_job(4, s.jumper, 10, 8, kT0 + 100), scav, kT0 + 130, true);
+  EXPECT_FALSE(b.allowed) << b.reason;
+  EXPECT_TRUE(b.banked) << b.reason;
+  // One that started while the urgent job already waited is fair game.
+  EXPECT_TRUE(s.h.engine.check_preemption(make_job(4, s.jumper, 10, 8, kT0 + 30), scav, kT0 + 130, true).allowed);
+}
+
+TEST(EngineScavenger, ReportsTheEpisodeAndTheFlagLetsThePluginAsk) {
+  ScavScenario s("");
+  EXPECT_FALSE(s.h.engine.reclaim_possible());  // nobody over its share jumped, no episode
+  EXPECT_EQ(s.h.engine.team_report(s.jumper, kT0).scavenger_until, 0);
+  s.jump(2, kT0);
+  EXPECT_TRUE(s.h.engine.reclaim_possible()) << "at once, not at the next cycle";
+  const auto r = s.h.engine.team_report(s.jumper, kT0 + 60);
+  EXPECT_EQ(r.scavenger_since, kT0);
+  EXPECT_EQ(r.scavenger_until, kT0 + kDay);
+  s.h.clock.advance(300);
+  s.h.cycle();
+  EXPECT_TRUE(s.h.engine.reclaim_possible());
+  // Saved and loaded: the episode survives a restart.
+  Engine again(config_from(""));
+  ASSERT_TRUE(again.load_state(s.h.engine.save_state()).ok());
+  const auto r2 = again.team_report(again.team_for_account("jumper"), kT0 + 60);
+  EXPECT_EQ(r2.scavenger_since, kT0);
+  EXPECT_EQ(r2.scavenger_until, kT0 + kDay);
+  // Once it is over the report says none.
+  EXPECT_EQ(s.h.engine.team_report(s.jumper, kT0 + kDay).scavenger_until, 0);
 }
 
 // ---- Banked GPUs (banked_jump) ---------------------------------------------------

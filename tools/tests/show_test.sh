@@ -14,6 +14,7 @@ echo "$out"
 grep -qE '^teama +[0-9.]+' <<<"$out" || fail "no teama row"
 grep -qE '^teamb +[0-9.]+' <<<"$out" || fail "no teamb row"
 grep -q 'job 8 preempted job 3: BAIT' <<<"$out" || fail "bait decision not shown"
+grep -q '^teama preempted its own jobs: its lower-rank jobs started since .* are scavengers' <<<"$out" || fail "scavenger episode not shown"
 
 json=$("$show" --json --now 1600 "$dir/gpufair.state")
 python3 - "$json" <<'PY' || fail "JSON check"
@@ -30,6 +31,9 @@ assert b["penalty"] == 0 and b["decisions"] == [], b
 dec = a["decisions"][-1]
 assert dec["bait"] and dec["preemptor"] == 8 and dec["victim"] == 3, dec
 assert "skipped" in dec["reason"], dec
+# The jump at 1001 began teama's scavenger episode (scavenger_window 1 day).
+assert a["scavenger_since"] == 1001 and a["scavenger_until"] == 1001 + 86400, a
+assert b["scavenger_since"] == 0 and b["scavenger_until"] == 0, b
 print("json ok:", {k: (v["gpu_hours"], v["effective_fairshare"], v["penalty"]) for k, v in t.items()})
 PY
 
