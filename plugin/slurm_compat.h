@@ -215,6 +215,8 @@ static inline uint32_t *gf_prio_array(const job_record_t *job)
 	return job->part_prio ? job->part_prio->priority_array : NULL;
 }
 
+#pragma weak part_list_to_xstr
+
 /* The array with room for n, rebuilt when the partitions changed; n = 0
  * drops it (the job has one priority again). */
 static inline uint32_t *gf_prio_array_for(job_record_t *job, int n)
@@ -234,7 +236,9 @@ static inline uint32_t *gf_prio_array_for(job_record_t *job, int n)
 		xfree(job->part_prio->priority_array);
 		job->part_prio->priority_array = xcalloc(n, sizeof(uint32_t));
 		xfree(job->part_prio->GF_PRIO_ARRAY_NAMES);
-		if (job->part_ptr_list)
+		/* slurmctld's; weak, so that the plugin tests, which are not
+		 * slurmctld, link (the names are then left out). */
+		if (job->part_ptr_list && part_list_to_xstr)
 			job->part_prio->GF_PRIO_ARRAY_NAMES =
 				part_list_to_xstr(job->part_ptr_list);
 		job->part_prio->last_update = time(NULL);
