@@ -79,6 +79,15 @@ def sh(args, check=True, user=None, timeout=60):
 
 
 def policy_of_cluster():
+    """scripts/cluster's policy name (fifo and fairshare both run
+    priority/multifactor), else the priority plugin's."""
+    state = os.path.join(os.environ.get("GPUFAIR_RUN_DIR", "/var/tmp/gpufair-cluster"), "cluster.state")
+    try:
+        m = re.search(r"^POLICY=(\S+)$", open(state).read(), re.M)
+        if m:
+            return m.group(1)
+    except OSError:
+        pass
     out = sh(["scontrol", "show", "config"])
     m = re.search(r"^PriorityType\s*=\s*priority/(\S+)", out, re.M)
     return m.group(1) if m else "unknown"
