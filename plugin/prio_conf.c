@@ -4,8 +4,11 @@
  *  The core parses and validates PriorityParameters and the standard
  *  Priority* keys; here they are gathered from slurm_conf and the partitions
  *  (TRESBillingWeights), handed over, and the effective configuration is
- *  logged. The state file is loaded at init and saved after each cycle and
- *  at fini.
+ *  logged. What gpufair does with each of multifactor's keys and flags, and
+ *  which it refuses, is decided in prio_multifactor_keys.c, checked here
+ *  before anything is applied. PriorityWeightTRES is parsed by Slurm's own
+ *  parser, as multifactor does. The state file is loaded at init and saved
+ *  after each cycle and at fini.
  *
  *  Locks: gfp_reconfigure() runs from priority_p_reconfig() (Slurm 22.05: no
  *  lock held; 24.11: the config WRITE lock), gfp_set_billing_weights() from
@@ -22,6 +25,7 @@
 #include <sys/stat.h>
 
 #include "src/common/log.h"
+#include "src/common/slurm_protocol_api.h"
 #include "src/common/xstring.h"
 
 #include "priority_gpufair.h"
@@ -30,6 +34,10 @@
 
 static pthread_mutex_t reconf_mutex = PTHREAD_MUTEX_INITIALIZER;
 static char *billing_weights; /* in effect in the core; reconf_mutex */
+/* PriorityWeightTRES by TRES position, in effect in the core; reconf_mutex
+ * (init runs before any other thread). */
+static double *tres_weights;
+static int tres_weights_cnt;
 
 static int _reset_period(uint16_t p)
 {
@@ -42,6 +50,48 @@ static int _reset_period(uint16_t p)
 	case PRIORITY_RESET_YEARLY: return GPUFAIR_RESET_YEARLY;
 	default: return GPUFAIR_RESET_NONE;
 	}
+}
+
+/* The PriorityFlags that change how a priority is composed, in the core's
+ * terms. */
+static uint32_t _composition_flags(uint16_t f)
+{
+	return ((f & PRIORITY_FLAGS_NO_NORMAL_ASSOC) ?
+			GPUFAIR_PRIO_NO_NORMAL_ASSOC : 0) |
+	       ((f & PRIORITY_FLAGS_NO_NORMAL_PART) ?
+			GPUFAIR_PRIO_NO_NORMAL_PART : 0) |
+	       ((f & PRIORITY_FLAGS_NO_NORMAL_QOS) ?
+			GPUFAIR_PRIO_NO_NORMAL_QOS : 0) |
+	       ((f & PRIORITY_FLAGS_NO_NORMAL_TRES) ?
+			GPUFAIR_PRIO_NO_NORMAL_TRES : 0) |
+	       ((f & PRIORITY_FLAGS_SIZE_RELATIVE) ?
+			GPUFAIR_PRIO_SIZE_RELATIVE : 0);
+}
+
+/*
+ * PriorityWeightTRES as multifactor reads it (slurm_get_tres_weight_array,
+ * by TRES position, with unit suffixes). An error names the key and value;
+ * Slurm's parser has logged which entry it could not take.
+ */
+static bool _read_tres_weights(double **out, int *cnt, char *err,
+			       size_t len)
+{
+	char *text = slurm_conf.priority_weight_tres;
+	int n = &slurmctld_tres_cnt ? slurmctld_tres_cnt : 0;
+
+	*out = NULL;
+	*cnt = 0;
+	if (!text || !text[0])
+		return true;
+	if (n > 0)
+		*out = slurm_get_tres_weight_array(text, n, false);
+	if (!*out) {
+		snprintf(err, len, "PriorityWeightTRES='%s': not a list of TRES=weight over configured TRES (AccountingStorageTRES); accepted e.g. CPU=1000,Mem=2000G,GRES/gpu=3000",
+			 text);
+		return false;
+	}
+	*cnt = n;
+	return true;
 }
 
 extern void gfp_knobs_from_conf(gpufair_knobs_t *k, const char *billing)
@@ -59,6 +109,22 @@ extern void gfp_knobs_from_conf(gpufair_knobs_t *k, const char *billing)
 	k->favor_small = slurm_conf.priority_favor_small ? 1 : 0;
 	k->tres_billing_weights = billing;
 	k->knobs_set = 1;
+	k->weight_assoc = slurm_conf.priority_weight_assoc;
+	k->tres_weights = tres_weights;
+	k->tres_cnt = tres_weights_cnt;
+	k->flags = _composition_flags(slurm_conf.priority_flags);
+}
+
+extern gpufair_engine_t *gfp_engine_from_conf(char *err, size_t len)
+{
+	gpufair_knobs_t k;
+
+	if (!gfp_multifactor_keys_ok(err, len) ||
+	    !_read_tres_weights(&tres_weights, &tres_weights_cnt, err, len))
+		return NULL;
+	/* The first cycle reads the partitions' TRESBillingWeights. */
+	gfp_knobs_from_conf(&k, NULL);
+	return gpufair_engine_new(slurm_conf.priority_params, &k, err, len);
 }
 
 /* Caller holds reconf_mutex. what: for the error ("reconfigure rejected"),
@@ -83,12 +149,37 @@ static bool _reconfigure_locked(const char *billing, const char *what,
 	return true;
 }
 
+/* slurm.conf was re-read: multifactor's keys are checked and
+ * PriorityWeightTRES parsed before the core sees anything, so a refused key
+ * or a bad value leaves every previous setting in force. */
 extern void gfp_reconfigure(void)
 {
+	double *old_w, *new_w = NULL;
+	int old_n, new_n = 0;
+	char err[4096];
+
 	slurm_mutex_lock(&reconf_mutex);
-	(void)_reconfigure_locked(billing_weights, "reconfigure",
-				  "reconfigured");
+	if (!gfp_multifactor_keys_ok(err, sizeof(err)) ||
+	    !_read_tres_weights(&new_w, &new_n, err, sizeof(err))) {
+		error("%s: reconfigure rejected: %s; keeping the previous settings",
+		      plugin_type, err);
+		slurm_mutex_unlock(&reconf_mutex);
+		return;
+	}
+	old_w = tres_weights;
+	old_n = tres_weights_cnt;
+	tres_weights = new_w;
+	tres_weights_cnt = new_n;
+	if (_reconfigure_locked(billing_weights, "reconfigure",
+				"reconfigured")) {
+		xfree(old_w);
+	} else {
+		xfree(tres_weights);
+		tres_weights = old_w;
+		tres_weights_cnt = old_n;
+	}
 	slurm_mutex_unlock(&reconf_mutex);
+	gf_site_factor_reconfig();
 }
 
 extern void gfp_set_billing_weights(char *weights)
@@ -148,6 +239,8 @@ extern void gfp_after_config(const char *why)
 			 GF_STATE_FILE);
 	flags = slurm_conf.priority_flags;
 	__atomic_store_n(&gfp.flags, flags, __ATOMIC_RELAXED);
+	__atomic_store_n(&gfp.tres_weighted, tres_weights_cnt > 0,
+			 __ATOMIC_RELAXED);
 	slurm_mutex_unlock(&gfp.conf_mutex);
 
 	for (char *p = desc; *p; p++)
@@ -155,12 +248,7 @@ extern void gfp_after_config(const char *why)
 			*p = ' ';
 	info("%s: %s: core %s, state %s, config: %s", plugin_type, why,
 	     gpufair_version(), gfp.state_path, desc);
-	if (flags & ~(PRIORITY_FLAGS_ACCRUE_ALWAYS |
-		      PRIORITY_FLAGS_CALCULATE_RUNNING |
-		      PRIORITY_FLAGS_FAIR_TREE |
-		      PRIORITY_FLAGS_DEPTH_OBLIVIOUS))
-		info("%s: PriorityFlags other than ACCRUE_ALWAYS and CALCULATE_RUNNING have no effect",
-		     plugin_type);
+	gfp_multifactor_keys_log();
 }
 
 /* A corrupt file is kept aside and we start fresh. */
@@ -215,9 +303,25 @@ extern void gfp_save_state(void)
 		      err);
 }
 
+extern double *gfp_tres_weights_dup(int *n)
+{
+	double *w = NULL;
+
+	slurm_mutex_lock(&reconf_mutex);
+	*n = tres_weights_cnt;
+	if (tres_weights_cnt > 0) {
+		w = xcalloc(tres_weights_cnt, sizeof(double));
+		memcpy(w, tres_weights, tres_weights_cnt * sizeof(double));
+	}
+	slurm_mutex_unlock(&reconf_mutex);
+	return w;
+}
+
 extern void gfp_conf_free(void)
 {
 	slurm_mutex_lock(&reconf_mutex);
 	xfree(billing_weights);
+	xfree(tres_weights);
+	tres_weights_cnt = 0;
 	slurm_mutex_unlock(&reconf_mutex);
 }

@@ -2,11 +2,14 @@
  *  prio_cycle.c - one cycle of priority/gpufair, every PriorityCalcPeriod
  *  (or calc_period) in the "gpufair" thread, as multifactor's "decay".
  *
- *  In order: refresh GPU TRES, billing weights and teams; observe the
- *  records the job table names (running jobs charged, ended ones reported,
- *  pending ones gathered); end the cycle in the core; collect the team
- *  reports; re-prioritise the pending jobs in one call; write usage into
- *  the associations for sshare. Then, outside every lock, save the state.
+ *  In order: refresh GPU TRES, billing weights and teams; let the site
+ *  factor plugin update its factors; observe the records the job table
+ *  names (running jobs charged, ended ones reported, pending ones
+ *  gathered, with one entry per partition for a job in several); end the
+ *  cycle in the core; collect the team reports; re-prioritise the pending
+ *  jobs (and with CALCULATE_RUNNING the running ones) in one call; write
+ *  usage into the associations for sshare. Then, outside every lock, save
+ *  the state.
  *
  *  Locks: { job WRITE, part READ, fed READ } then { assoc WRITE, qos READ,
  *  tres READ } (slurmctld locks before assoc_mgr locks, as everywhere),
@@ -24,42 +27,80 @@
 /*
  * The cycle's per-job buffers, kept between cycles, sized by the job table
  * for every record it walks (only the cycle thread touches them):
- *   pend_job/pend_in/pend_old/pend_prio: the pending jobs to re-prioritise,
- *              their priority inputs, old and new priorities (parallel
- *              arrays, so the inputs go to the core in one call);
+ *   pend_job/pend_slot/pend_in/pend_old/pend_prio: the priorities to
+ *              recompute: the job, which of its priorities (-1 = the job's
+ *              own, k = entry k of its priority array), the inputs, old
+ *              and new priority (parallel arrays, so the inputs go to the
+ *              core in one call); a job in several partitions has more
+ *              than one entry, so these grow past the table's size;
  *   wait_jobs: the pending jobs that could run now, for the queue view and
  *              the bait detector (also one call).
  */
 static job_record_t **pend_job;
+static int32_t *pend_slot;
 static gpufair_prio_input_t *pend_in;
 static uint32_t *pend_old, *pend_prio;
-static size_t pend_len;
+static size_t pend_len, pend_cap;
 static gpufair_job_t *wait_jobs;
 static size_t wait_len;
 
-extern void gfp_cycle_reserve(size_t n)
+static void _pend_resize(size_t n)
 {
 	xrecalloc(pend_job, n, sizeof(*pend_job));
+	xrecalloc(pend_slot, n, sizeof(*pend_slot));
 	xrecalloc(pend_in, n, sizeof(*pend_in));
 	xrecalloc(pend_old, n, sizeof(*pend_old));
 	xrecalloc(pend_prio, n, sizeof(*pend_prio));
+	pend_cap = n;
+}
+
+extern void gfp_cycle_reserve(size_t n)
+{
+	if (n > pend_cap)
+		_pend_resize(n);
 	xrecalloc(wait_jobs, n, sizeof(*wait_jobs));
 }
 
 extern void gfp_cycle_free(void)
 {
 	xfree(pend_job);
+	xfree(pend_slot);
 	xfree(pend_in);
 	xfree(pend_old);
 	xfree(pend_prio);
 	xfree(wait_jobs);
-	pend_len = wait_len = 0;
+	pend_len = wait_len = pend_cap = 0;
+}
+
+/* The next entry of the pend_* arrays, for a priority of job (slot -1: its
+ * own, else entry slot of its priority array) now old_prio. The caller
+ * fills pend_in[] at the index returned (the arrays may have moved). */
+static size_t _pend_push(job_record_t *job, int32_t slot, uint32_t old_prio)
+{
+	if (pend_len == pend_cap)
+		_pend_resize(MAX((size_t)1024, 2 * pend_cap));
+	pend_job[pend_len] = job;
+	pend_slot[pend_len] = slot;
+	pend_old[pend_len] = old_prio;
+	return pend_len++;
+}
+
+/* One entry of a job's priority array (multifactor recomputes them each
+ * cycle with the job's own priority). */
+static void _push_slot(job_record_t *job, part_record_t *part,
+		       slurmdb_qos_rec_t *qos, int slot, void *arg)
+{
+	const int32_t *team = arg;
+	size_t i = _pend_push(job, slot, gf_prio_array(job)[slot]);
+
+	gfp_prio_input(&pend_in[i], job, *team, part, qos, true, NULL);
 }
 
 /* What the record points to; by now the record itself is in cache. */
 extern void gfp_prefetch_refs(const job_record_t *job)
 {
 	if (job->details) {
+		__builtin_prefetch(&job->details->accrue_time);
 		__builtin_prefetch(&job->details->begin_time);
 		__builtin_prefetch(&job->details->nice);
 		if (gfp.flags & PRIORITY_FLAGS_ACCRUE_ALWAYS)
@@ -95,6 +136,15 @@ extern bool gfp_observe_job(job_record_t *job, gfp_cycle_t *ctx)
 	if (IS_JOB_RUNNING(job)) {
 		int32_t team = gfp_job_team_locked(job, true);
 
+		/* CALCULATE_RUNNING: running jobs are re-prioritised too, as
+		 * multifactor's decay_apply_weighted_factors does. */
+		if ((ctx->flags & PRIORITY_FLAGS_CALCULATE_RUNNING) &&
+		    job->priority && !job->direct_set_prio) {
+			size_t i = _pend_push(job, -1, job->priority);
+
+			gfp_prio_input(&pend_in[i], job, team, NULL, NULL, true,
+				       NULL);
+		}
 		if (team < 0)
 			return keep; /* no account: nothing to charge */
 		gf_job_fill(&j, job, team, &gfp.gpus);
@@ -104,30 +154,35 @@ extern bool gfp_observe_job(job_record_t *job, gfp_cycle_t *ctx)
 		if (gpufair_observe_running(gfp.engine, &j) == GPUFAIR_OK)
 			ctx->running++;
 	} else if (IS_JOB_PENDING(job) && job->priority) {
-		/* 0 = held: neither waiting nor re-prioritised. The arrays
-		 * were sized for every job by the job table. Only the fields
-		 * the policy needs are read (each line is a cache miss). */
-		gpufair_prio_input_t *in = &pend_in[pend_len];
+		/* 0 = held: neither waiting nor re-prioritised. Only the
+		 * fields the policy needs are read (each line is a cache
+		 * miss). */
+		int32_t team = gfp_job_team_locked(job, true);
+		gpufair_prio_input_t in;
+		int n;
 
-		gfp_prio_input(in, job, gfp_job_team_locked(job, true));
+		gfp_prio_input(&in, job, team, NULL, NULL, true, NULL);
 		/* direct_set_prio = set by an admin: leave it alone. */
 		if (!job->direct_set_prio) {
-			pend_job[pend_len] = job;
-			pend_old[pend_len] = job->priority;
-			pend_len++;
+			size_t i = _pend_push(job, -1, job->priority);
+
+			pend_in[i] = in;
+			if (gfp_prio_array_prepare(job, &n))
+				gfp_for_each_slot(job, _push_slot, &team);
 		}
 		/* Only jobs that could run now are "waiting" for the bait
 		 * judgement: not before their begin time. The core needs
-		 * the team, rank and waiting-since time; eligible_time
-		 * already falls back to the submit time (gf_job_eligible). */
-		if (in->team < 0 ||
+		 * the team, rank and waiting-since time, which falls back to
+		 * the submit time (gf_job_eligible). */
+		if (in.team < 0 ||
 		    (job->details && job->details->begin_time > ctx->now))
 			return keep;
 		memset(&wait_jobs[wait_len], 0, sizeof(wait_jobs[0]));
-		wait_jobs[wait_len].team = in->team;
+		wait_jobs[wait_len].team = in.team;
 		wait_jobs[wait_len].rank = gf_job_rank(job);
-		wait_jobs[wait_len].gpus = in->gpus;
-		wait_jobs[wait_len].eligible_time = in->eligible_time;
+		wait_jobs[wait_len].gpus = in.gpus;
+		wait_jobs[wait_len].eligible_time = gf_job_eligible(
+			job, ctx->flags & PRIORITY_FLAGS_ACCRUE_ALWAYS);
 		/* A queue jump's price counts only jobs that could run now:
 		 * waiting for GPUs or for higher-priority jobs, or not yet
 		 * tried. Dependencies, limits, reservations and holds are
@@ -143,7 +198,7 @@ extern bool gfp_observe_job(job_record_t *job, gfp_cycle_t *ctx)
 }
 
 /* New priorities from the cycle's team factors, in one call to the core;
- * only changed ones are written. */
+ * only changed ones are written (with INCR_ONLY only raised ones). */
 static void _reprioritise_pending(gfp_cycle_t *ctx)
 {
 	if (gpufair_priorities(gfp.engine, pend_in, pend_len, (int64_t)ctx->now,
@@ -158,9 +213,13 @@ static void _reprioritise_pending(gfp_cycle_t *ctx)
 
 		/* The walk read the old priority, under the same job lock:
 		 * a store without a load, which does not stall. */
-		if (prio != pend_old[i]) {
+		if (!gfp_prio_replaces(pend_old[i], prio, ctx->flags))
+			continue;
+		if (pend_slot[i] < 0) {
 			pend_job[i]->priority = prio;
 			ctx->reprioritised++;
+		} else {
+			gf_prio_array(pend_job[i])[pend_slot[i]] = prio;
 		}
 	}
 	pend_len = 0;
@@ -193,7 +252,11 @@ extern void gfp_cycle(time_t now)
 		.job = WRITE_LOCK, .part = READ_LOCK, .fed = READ_LOCK };
 	assoc_mgr_lock_t locks = {
 		.assoc = WRITE_LOCK, .qos = READ_LOCK, .tres = READ_LOCK };
-	gfp_cycle_t ctx = { .now = now, .since = gfp.prev_cycle };
+	gfp_cycle_t ctx = {
+		.now = now,
+		.since = gfp.prev_cycle,
+		.flags = __atomic_load_n(&gfp.flags, __ATOMIC_RELAXED),
+	};
 	struct timespec t0, t1, t2;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -205,6 +268,8 @@ extern void gfp_cycle(time_t now)
 	gfp_refresh_gpus_locked();
 	gfp_refresh_teams_locked();
 	gf_qos_ranks_refresh();
+	/* As multifactor's decay thread, under the job WRITE lock. */
+	site_factor_g_update();
 	pend_len = 0;
 	wait_len = 0;
 	gfp_table_walk(&ctx);

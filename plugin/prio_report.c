@@ -18,6 +18,7 @@
  *  gfp_write_assoc_usage_locked() the cycle, under assoc WRITE.
 \*****************************************************************************/
 
+#include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
@@ -26,68 +27,87 @@
 
 #include "priority_gpufair.h"
 
-extern void gfp_prio_input(gpufair_prio_input_t *in, const job_record_t *job,
-			   int32_t team)
-{
-	uint16_t flags = __atomic_load_n(&gfp.flags, __ATOMIC_RELAXED);
-
-	memset(in, 0, sizeof(*in));
-	in->team = team;
-	in->gpus = gf_job_gpus(&gfp.gpus, job);
-	in->eligible_time = gf_job_eligible(
-		job, flags & PRIORITY_FLAGS_ACCRUE_ALWAYS);
-	if (job->qos_ptr && job->qos_ptr->usage)
-		in->qos_norm = job->qos_ptr->usage->norm_priority;
-	if (job->part_ptr)
-		in->partition_norm = job->part_ptr->norm_priority;
-	if (in->qos_norm < 0 || in->qos_norm > 1 || in->qos_norm != in->qos_norm)
-		in->qos_norm = 0;
-	if (in->partition_norm < 0 || in->partition_norm > 1 ||
-	    in->partition_norm != in->partition_norm)
-		in->partition_norm = 0;
-	/* details->nice is stored with NICE_OFFSET added (uint32). */
-	in->nice = job->details ?
-		(int32_t)((int64_t)job->details->nice - (int64_t)NICE_OFFSET) :
-		0;
-}
-
-/* The sprio breakdown (weighted factors, as multifactor stores them). */
+/* The sprio breakdown (weighted factors, as multifactor stores them).
+ * tres_each: the weighted TRES values (NULL: none), which the breakdown
+ * takes over with a copy of the weights. */
 static void _fill_factors(gf_job_factors_t *out, const gpufair_factors_t *f,
-			  const job_record_t *job)
+			  const job_record_t *job, double *tres_each,
+			  const double *tres_w, int tres_n)
 {
 	out->priority_age = f->w_age;
 	out->priority_fs = f->w_fairshare;
 	out->priority_js = f->w_job_size;
 	out->priority_part = f->w_partition;
 	out->priority_qos = f->w_qos;
-	out->priority_assoc = 0;
-	out->priority_site = NICE_OFFSET; /* sprio shows site - NICE_OFFSET: 0 */
+	out->priority_assoc = f->w_assoc;
+	/* Stored like multifactor's, NICE_OFFSET added; sprio subtracts it. */
+	out->priority_site = job->site_factor;
 	out->nice = job->details ? job->details->nice : NICE_OFFSET;
-	out->priority_tres = NULL;
-	out->tres_names = NULL;
+	out->priority_tres = tres_each;
+	out->tres_names = NULL; /* packed from assoc_mgr_tres_name_array */
 	out->tres_weights = NULL;
 	out->tres_cnt = 0;
+	if (tres_each && tres_w && tres_n > 0) {
+		out->tres_cnt = tres_n;
+		out->tres_weights = xcalloc(tres_n, sizeof(double));
+		memcpy(out->tres_weights, tres_w, tres_n * sizeof(double));
+	}
+}
+
+typedef struct {
+	int32_t team;
+	time_t now;
+	uint16_t flags;
+	uint32_t *array;
+} set_slots_t;
+
+/* One entry of the priority array at submit (multifactor's
+ * _priority_each_partition / _priority_each_qos). */
+static void _set_slot(job_record_t *job, part_record_t *part,
+		      slurmdb_qos_rec_t *qos, int slot, void *arg)
+{
+	set_slots_t *s = arg;
+	gpufair_prio_input_t in;
+	uint32_t prio;
+
+	gfp_prio_input(&in, job, s->team, part, qos, true, NULL);
+	prio = gpufair_priority(gfp.engine, &in, s->now, NULL);
+	if (gfp_prio_replaces(s->array[slot], prio, s->flags))
+		s->array[slot] = prio;
+	log_flag(PRIO, "%s: %pJ in partition %s%s%s: %u", plugin_type, job,
+		 part ? part->name : "?", qos ? " QOS " : "",
+		 qos ? qos->name : "", s->array[slot]);
 }
 
 /*
  * The cycle does not store the breakdown (one cache miss per job less on its
  * hottest loop): priority_p_get_priority_factors_list() recomputes it on
- * demand. Here, at submit, it is stored.
+ * demand. Here, at submit, it is stored, and the priority array of a job in
+ * several partitions is filled.
  */
 extern uint32_t gfp_set_job_priority_locked(job_record_t *job, time_t now)
 {
 	gpufair_prio_input_t in;
 	gpufair_factors_t f;
 	uint32_t prio;
+	int n;
+	set_slots_t s = {
+		.team = gfp_job_team_locked(job, true),
+		.now = now,
+		.flags = __atomic_load_n(&gfp.flags, __ATOMIC_RELAXED),
+	};
 
-	gfp_prio_input(&in, job, gfp_job_team_locked(job, true));
+	gfp_prio_input(&in, job, s.team, NULL, NULL, true, NULL);
 	prio = gpufair_priority(gfp.engine, &in, now, &f);
 	if (!job->prio_factors)
 		job->prio_factors = xmalloc(sizeof(gf_job_factors_t));
-	_fill_factors(job->prio_factors, &f, job);
-	log_flag(PRIO, "%s: %pJ team=%d gpus=%.2f age=%.3f fs=%.3f (penalty %.2f) size=%.3f part=%.3f qos=%.3f nice=%d -> %u",
+	_fill_factors(job->prio_factors, &f, job, NULL, NULL, 0);
+	log_flag(PRIO, "%s: %pJ team=%d gpus=%.2f age=%.3f fs=%.3f (penalty %.2f) size=%.3f part=%.3f qos=%.3f assoc=%.3f tres=%.1f site=%"PRId64" nice=%d -> %u",
 		 plugin_type, job, in.team, in.gpus, f.age, f.fairshare,
-		 f.penalty, f.job_size, f.partition, f.qos, f.nice, prio);
+		 f.penalty, f.job_size, f.partition, f.qos, f.assoc, f.w_tres,
+		 f.site, f.nice, prio);
+	if ((s.array = gfp_prio_array_prepare(job, &n)))
+		gfp_for_each_slot(job, _set_slot, &s);
 	return prio ? prio : 1;
 }
 
@@ -201,6 +221,8 @@ typedef struct {
 	list_t *out;
 	time_t now;
 	uint16_t flags;
+	double *tres_w;   /* PriorityWeightTRES, for the rows; NULL = none */
+	int tres_n;
 } factors_ctx_t;
 
 static int _find_ptr(void *x, void *key)
@@ -213,12 +235,22 @@ static int _find_u32(void *x, void *key)
 	return *(uint32_t *)x == *(uint32_t *)key;
 }
 
-static void _append_row(factors_ctx_t *ctx, job_record_t *job,
-			part_record_t *part)
+/* One sprio row: the job in one partition (and QOS), as multifactor's
+ * rows of a job in several partitions (_filter_job; 24.11:
+ * _create_prio_list_qos). */
+static void _append_row(job_record_t *job, part_record_t *part,
+			slurmdb_qos_rec_t *qos, int slot, void *arg)
 {
+	factors_ctx_t *ctx = arg;
 	priority_factors_object_t *row;
 
-	if (ctx->parts && !list_find_first(ctx->parts, _find_ptr, part))
+	(void)slot;
+	if (!part)
+		part = job->part_ptr;
+	if (!qos)
+		qos = job->qos_ptr;
+	if (!part ||
+	    (ctx->parts && !list_find_first(ctx->parts, _find_ptr, part)))
 		return;
 	row = xmalloc(sizeof(*row));
 	if (job->direct_set_prio) {
@@ -230,17 +262,20 @@ static void _append_row(factors_ctx_t *ctx, job_record_t *job,
 		gpufair_prio_input_t in;
 		gpufair_factors_t f;
 		time_t at = gfp.prev_cycle;
+		double *each = ctx->tres_w ?
+			xcalloc(ctx->tres_n, sizeof(double)) : NULL;
 
 		if (job->details && job->details->submit_time > at)
 			at = job->details->submit_time;
 		gfp_prio_input(&in, job,
 			       gfp_job_team_locked(job,
-						   !GF_FACTORS_CALLER_LOCKS));
+						   !GF_FACTORS_CALLER_LOCKS),
+			       part, qos, !GF_FACTORS_CALLER_LOCKS, each);
 		gpufair_priority(gfp.engine, &in, (int64_t)at, &f);
-		_fill_factors(gf_row_factors(row), &f, job);
+		_fill_factors(gf_row_factors(row), &f, job, each, ctx->tres_w,
+			      ctx->tres_n);
 	}
-	gf_row_names(row, job->account,
-		     job->qos_ptr ? job->qos_ptr->name : NULL);
+	gf_row_names(row, job->account, qos ? qos->name : NULL);
 	row->cluster_name = NULL;
 	row->job_id = job->job_id;
 	row->partition = part->name;
@@ -273,16 +308,8 @@ static int _rows_of_job(void *x, void *arg)
 	    job->user_id != ctx->uid && !validate_operator(ctx->uid))
 		return 0;
 
-	if (job->part_ptr_list) {
-		list_itr_t *it = list_iterator_create(job->part_ptr_list);
-		part_record_t *p;
-
-		while ((p = list_next(it)))
-			_append_row(ctx, job, p);
-		list_iterator_destroy(it);
-	} else if (job->part_ptr) {
-		_append_row(ctx, job, job->part_ptr);
-	}
+	if (!gfp_for_each_slot(job, _append_row, ctx))
+		_append_row(job, NULL, NULL, 0, ctx);
 	return 0;
 }
 
@@ -326,6 +353,8 @@ extern GF_EXPORT list_t *priority_p_get_priority_factors_list(
 #endif
 	if (!job_list || !gfp.engine)
 		return NULL;
+	/* Before our locks (from 23.02 the caller holds job and QOS READ). */
+	ctx.tres_w = gfp_tres_weights_dup(&ctx.tres_n);
 
 #if !GF_FACTORS_CALLER_LOCKS
 	lock_slurmctld(job_read_lock);
@@ -342,6 +371,7 @@ extern GF_EXPORT list_t *priority_p_get_priority_factors_list(
 	unlock_slurmctld(job_read_lock);
 #endif
 	FREE_NULL_LIST(ctx.parts);
+	xfree(ctx.tres_w);
 	if (!list_count(ctx.out))
 		FREE_NULL_LIST(ctx.out);
 	return ctx.out;

@@ -5,7 +5,9 @@
  *  A team is the account at depth team_level below root (gf_account_path);
  *  its shares are that account association's. The cycle rebuilds an
  *  assoc id -> team map each time, so the hot paths (priority_p_set, sprio,
- *  the cycle itself) find a job's team with one array read.
+ *  the cycle itself) find a job's team with one array read, and beside it
+ *  each association's Priority (PriorityWeightAssoc), which sprio may not
+ *  read from the record (it runs without the assoc lock from 23.02).
  *
  *  Locks: the refresh functions run in the cycle thread under { job WRITE,
  *  part READ } and { assoc WRITE, qos READ, tres READ }, and take map_lock
@@ -59,6 +61,7 @@ extern int32_t gfp_job_team_locked(const job_record_t *job, bool walk_tree)
 
 typedef struct {
 	int32_t *map;
+	gf_assoc_prio_t *prio;
 	uint32_t len;
 	int team_level;
 } teams_ctx_t;
@@ -81,7 +84,13 @@ static int _map_assoc(void *x, void *arg)
 	int depth = gf_account_path(a, path, sizeof(path));
 	int32_t team;
 
-	if (!depth || a->id >= ctx->len)
+	if (a->id >= ctx->len)
+		return 0;
+	/* PriorityWeightAssoc: assoc_mgr keeps priority_norm up to date. */
+	if (a->usage)
+		ctx->prio[a->id].norm = a->usage->priority_norm;
+	ctx->prio[a->id].raw = (a->priority < NO_VAL) ? a->priority : 0;
+	if (!depth)
 		return 0;
 	team = gpufair_team_id(gfp.engine, path);
 	ctx->map[a->id] = team;
@@ -105,6 +114,7 @@ extern void gfp_refresh_teams_locked(void)
 	list_for_each(assoc_mgr_assoc_list, _max_assoc_id, &max_id);
 	ctx.len = max_id + 1;
 	ctx.map = xcalloc(ctx.len, sizeof(int32_t));
+	ctx.prio = xcalloc(ctx.len, sizeof(*ctx.prio));
 	for (uint32_t i = 0; i < ctx.len; i++)
 		ctx.map[i] = -1;
 	slurm_mutex_lock(&gfp.conf_mutex);
@@ -114,7 +124,9 @@ extern void gfp_refresh_teams_locked(void)
 
 	pthread_rwlock_wrlock(&gfp.map_lock);
 	xfree(gfp.team_of_assoc);
+	xfree(gfp.assoc_prio);
 	gfp.team_of_assoc = ctx.map;
+	gfp.assoc_prio = ctx.prio;
 	gfp.team_of_assoc_len = ctx.len;
 	pthread_rwlock_unlock(&gfp.map_lock);
 }
@@ -144,6 +156,7 @@ extern void gfp_teams_free(void)
 {
 	pthread_rwlock_wrlock(&gfp.map_lock);
 	xfree(gfp.team_of_assoc);
+	xfree(gfp.assoc_prio);
 	gfp.team_of_assoc_len = 0;
 	xfree(gfp.reports);
 	gfp.nreports = 0;

@@ -22,6 +22,8 @@
  *              lock. Starts our thread (before 23.11 init does), whose
  *              first cycle reads partitions, billing weights and GPU TRES.
  *  fini()      shutdown; no lock held. Stops our thread, saves the state.
+ *  init, priority_p_set, priority_p_reconfig, fini and the cycle drive the
+ *  site factor plugin (PrioritySiteFactorPlugin) where multifactor does.
  *  priority_p_set()           job WRITE lock held (job submit / requeue
  *              paths of job_mgr.c). We take assoc+qos READ, like multifactor,
  *              then map_lock READ, and noticed_mutex (prio_job_table.c).
@@ -52,13 +54,7 @@ GF_EXPORT const char plugin_name[] = "Priority gpufair plugin (GPU fair share, b
 GF_EXPORT const char plugin_type[] = "priority/gpufair";
 GF_EXPORT const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
-gfp_t gfp = {
-	.team_level = 1,
-	.map_lock = PTHREAD_RWLOCK_INITIALIZER,
-	.conf_mutex = PTHREAD_MUTEX_INITIALIZER,
-	.cycle_mutex = PTHREAD_MUTEX_INITIALIZER,
-	.cycle_cond = PTHREAD_COND_INITIALIZER,
-};
+gfp_t gfp = GFP_INITIALIZER;
 
 /* ---------------------------------------------------------------------- */
 /* The thread                                                               */
@@ -124,7 +120,6 @@ static void _wake_thread(void)
  */
 extern GF_EXPORT int init(void)
 {
-	gpufair_knobs_t k;
 	char err[4096];
 
 	/* sshare / sprio load us too: nothing to set up there, and above all
@@ -134,10 +129,8 @@ extern GF_EXPORT int init(void)
 		return SLURM_SUCCESS;
 	}
 
-	/* The first cycle reads the partitions' TRESBillingWeights. */
-	gfp_knobs_from_conf(&k, NULL);
-	gfp.engine = gpufair_engine_new(slurm_conf.priority_params, &k, err,
-					sizeof(err));
+	/* Refused multifactor keys and bad values stop us here. */
+	gfp.engine = gfp_engine_from_conf(err, sizeof(err));
 	if (!gfp.engine) {
 		error("%s: invalid configuration (PriorityParameters=%s): %s",
 		      plugin_type,
@@ -148,6 +141,10 @@ extern GF_EXPORT int init(void)
 		      plugin_type);
 	}
 	gfp_after_config("init");
+	/* PrioritySiteFactorPlugin, driven as multifactor drives it. */
+	if (gf_site_factor_init() != SLURM_SUCCESS)
+		fatal("%s: refusing to start: PrioritySiteFactorPlugin=%s cannot be loaded",
+		      plugin_type, slurm_conf.site_factor_plugin);
 
 	gfp_load_state();
 	gpufair_global_set(gfp.engine);
@@ -182,6 +179,7 @@ extern GF_EXPORT int fini(void)
 	gpufair_engine_free(gfp.engine);
 	gfp.engine = NULL;
 
+	gf_site_factor_fini();
 	gfp_teams_free();
 	gfp_conf_free();
 	gfp_table_free();
@@ -202,6 +200,9 @@ extern GF_EXPORT uint32_t priority_p_set(uint32_t last_prio,
 		return job_ptr->priority;
 	if (!gfp.engine)
 		return (last_prio >= 2) ? last_prio - 1 : 1;
+	/* First, as multifactor: the site factor plugin may set the job's
+	 * site_factor, which the priority includes. */
+	site_factor_g_set(job_ptr);
 
 	assoc_mgr_lock(&locks);
 	pthread_rwlock_rdlock(&gfp.map_lock);

@@ -7,6 +7,10 @@
  *    prio_teams.c        associations -> teams and shares, GPU TRES
  *    prio_cycle.c        the cycle: observe, charge, re-prioritise
  *    prio_job_table.c    which job records a cycle looks at
+ *    prio_multifactor_keys.c  multifactor's keys and flags: what gpufair
+ *                        does with each, which it refuses
+ *    prio_input.c        what a job's priority is computed from, per
+ *                        partition and QOS; the priority array
  *    prio_report.c       a job's priority and its breakdown; sprio, sshare
  *
  *  Every function says which locks its caller holds; the lock order is
@@ -39,8 +43,16 @@
 #pragma weak slurmctld_tres_cnt
 #pragma weak part_list
 #pragma weak default_part_loc
+#pragma weak last_part_update
 
 extern const char plugin_type[];
+
+/* An association's Priority (PriorityWeightAssoc): normalised by Slurm
+ * (assoc_mgr's priority_norm) and raw (NO_NORMAL_ASSOC). */
+typedef struct {
+	double norm;
+	double raw;
+} gf_assoc_prio_t;
 
 /* Everything the plugin keeps; one instance per process. */
 typedef struct {
@@ -54,6 +66,7 @@ typedef struct {
 	pthread_mutex_t conf_mutex;
 	int team_level;
 	uint16_t flags;               /* PriorityFlags */
+	bool tres_weighted;           /* PriorityWeightTRES is set */
 	char state_path[PATH_MAX];
 	char describe[8192];          /* effective config (config_describe) */
 
@@ -67,7 +80,8 @@ typedef struct {
 	pthread_rwlock_t map_lock;
 	gf_gpu_map_t gpus;
 	int32_t *team_of_assoc;       /* assoc id -> team id (-1 unknown) */
-	uint32_t team_of_assoc_len;
+	gf_assoc_prio_t *assoc_prio;  /* assoc id -> its Priority */
+	uint32_t team_of_assoc_len;   /* length of both */
 	gpufair_team_report_t *reports; /* by team id, for sshare */
 	int32_t nreports;
 
@@ -80,18 +94,34 @@ typedef struct {
 } gfp_t;
 
 extern gfp_t gfp;
+/* Its initial value (priority_gpufair.c, and the plugin tests). */
+#define GFP_INITIALIZER {                                \
+	.team_level = 1,                                 \
+	.map_lock = PTHREAD_RWLOCK_INITIALIZER,          \
+	.conf_mutex = PTHREAD_MUTEX_INITIALIZER,         \
+	.cycle_mutex = PTHREAD_MUTEX_INITIALIZER,        \
+	.cycle_cond = PTHREAD_COND_INITIALIZER,          \
+}
 
 /* One cycle's bookkeeping. */
 typedef struct {
 	time_t now;
 	time_t since;     /* jobs that ended at or after this are reported */
 	bool full_walk;   /* this cycle follows job_list (prio_job_table.c) */
+	uint16_t flags;   /* PriorityFlags of this cycle */
 	int running, pending, ended, reprioritised, tracked;
 } gfp_cycle_t;
 
 /* --- prio_conf.c ------------------------------------------------------- */
 /* The standard Priority* keys, as Slurm parsed them from slurm.conf. */
 extern void gfp_knobs_from_conf(gpufair_knobs_t *k, const char *billing);
+/* At init: the engine from slurm.conf, or NULL with the reason in err (a
+ * refused multifactor key, a bad value). */
+extern gpufair_engine_t *gfp_engine_from_conf(char *err, size_t len);
+/* A copy of the PriorityWeightTRES weights in effect (NULL when none; n
+ * gets their count). Takes reconf_mutex, after any slurmctld or assoc_mgr
+ * lock the caller holds, never under map_lock. */
+extern double *gfp_tres_weights_dup(int *n);
 /*
  * Reconfigure the core from slurm.conf (scontrol reconfigure), or with new
  * TRESBillingWeights (the cycle saw them change; takes ownership of the
@@ -111,6 +141,13 @@ extern void gfp_load_state(void);
 extern void gfp_save_state(void);
 extern void gfp_conf_free(void);
 
+/* --- prio_multifactor_keys.c ------------------------------------------ */
+/* false, with every refused key and flag in err (name, value, why, what
+ * instead), when slurm.conf uses one gpufair refuses. */
+extern bool gfp_multifactor_keys_ok(char *err, size_t len);
+/* Logs the keys and flags in use that work differently or not at all. */
+extern void gfp_multifactor_keys_log(void);
+
 /* --- prio_teams.c ------------------------------------------------------ */
 /* Team of a job: the cycle's cache by association id; on a miss (an
  * association newer than the last cycle) the account tree when walk_tree
@@ -123,12 +160,43 @@ extern void gfp_refresh_teams_locked(void);
 extern void gfp_refresh_gpus_locked(void);
 extern void gfp_teams_free(void);
 
-/* --- prio_report.c ----------------------------------------------------- */
-/* What the core needs for a job's priority. Caller as gfp_job_team_locked. */
+/* --- prio_input.c ------------------------------------------------------ */
+/*
+ * What the core needs for a job's priority in partition part with QOS qos
+ * (NULL: the job's own). tres_each (NULL, or slurmctld_tres_cnt entries)
+ * receives the weighted TRES values, for sprio. walk_tree: the association
+ * may be read directly when the cycle's map does not know it (caller holds
+ * assoc READ). Caller holds map_lock READ or is the cycle thread, and the
+ * job and part locks.
+ */
 extern void gfp_prio_input(gpufair_prio_input_t *in, const job_record_t *job,
-			   int32_t team);
-/* Priority of a pending job, with its breakdown in job->prio_factors.
- * Caller holds job WRITE, assoc and qos READ, map_lock READ. */
+			   int32_t team, const part_record_t *part,
+			   const slurmdb_qos_rec_t *qos, bool walk_tree,
+			   double *tres_each);
+/* A job with a priority array (several partitions or QOS): calls fn on
+ * each (partition, QOS) pair in the array's order and returns how many
+ * there are; 0 for a job with one priority. */
+typedef void (*gfp_slot_fn_t)(job_record_t *job, part_record_t *part,
+			      slurmdb_qos_rec_t *qos, int slot, void *arg);
+extern int gfp_for_each_slot(job_record_t *job, gfp_slot_fn_t fn, void *arg);
+/* Makes a job's priority array fit its pairs (sorting its partitions by
+ * PriorityTier first where the release needs it; dropping the array of a
+ * job that has one priority again) and returns it, or NULL. Caller holds
+ * job WRITE. */
+extern uint32_t *gfp_prio_array_prepare(job_record_t *job, int *n);
+/* PriorityFlags=INCR_ONLY: whether a cycle's new priority replaces the
+ * old one. */
+static inline bool gfp_prio_replaces(uint32_t old_prio, uint32_t new_prio,
+				     uint16_t flags)
+{
+	return (flags & PRIORITY_FLAGS_INCR_ONLY) ? new_prio > old_prio
+						  : new_prio != old_prio;
+}
+
+/* --- prio_report.c ----------------------------------------------------- */
+/* Priority of a pending job, with its breakdown in job->prio_factors, and
+ * its priority array. Caller holds job WRITE, assoc and qos READ, map_lock
+ * READ. */
 extern uint32_t gfp_set_job_priority_locked(job_record_t *job, time_t now);
 /* Team usage and fair share into the association records (sshare).
  * Caller holds assoc WRITE and is the cycle thread. */

@@ -30,6 +30,28 @@
 
 #include "src/common/list.h"
 #include "src/common/xmalloc.h"
+#include "src/slurmctld/slurmctld.h"
+
+/*
+ * The site factor plugin interface (PrioritySiteFactorPlugin), which the
+ * priority plugin drives as multifactor does: 23.02 moved it to
+ * src/interfaces/ and renamed init/fini; 24.05 dropped its reconfig (23.11
+ * re-execs slurmctld on reconfigure).
+ */
+#if __has_include("src/interfaces/site_factor.h")
+#include "src/interfaces/site_factor.h"
+#define gf_site_factor_init() site_factor_g_init()
+#define gf_site_factor_fini() site_factor_g_fini()
+#else
+#include "src/common/site_factor.h"
+#define gf_site_factor_init() site_factor_plugin_init()
+#define gf_site_factor_fini() site_factor_plugin_fini()
+#endif
+#if GF_SLURM_AT_LEAST(24, 5)
+#define gf_site_factor_reconfig() ((void)0)
+#else
+#define gf_site_factor_reconfig() site_factor_g_reconfig()
+#endif
 
 /* 23.02 named the list types list_t / list_itr_t (24.11 dropped List),
  * and made a job's details an anonymous struct, job_details_t. */
@@ -67,12 +89,17 @@ static inline void gf_row_names(priority_factors_object_t *row, char *account,
 	row->qos = qos;
 }
 
+/* The row owns its breakdown and the breakdown's TRES arrays (the names
+ * are packed from assoc_mgr's). */
 static inline void gf_row_free(void *x)
 {
 	priority_factors_object_t *row = x;
 
-	if (row)
+	if (row && row->prio_factors) {
+		xfree(row->prio_factors->priority_tres);
+		xfree(row->prio_factors->tres_weights);
 		xfree(row->prio_factors);
+	}
 	xfree(row);
 }
 #else
@@ -91,10 +118,16 @@ static inline void gf_row_names(priority_factors_object_t *row, char *account,
 	(void)qos;
 }
 
-/* We never fill the TRES arrays, and the names are borrowed. */
+/* The row owns its TRES arrays; the names are borrowed. */
 static inline void gf_row_free(void *x)
 {
-	xfree(x);
+	priority_factors_object_t *row = x;
+
+	if (row) {
+		xfree(row->priority_tres);
+		xfree(row->tres_weights);
+	}
+	xfree(row);
 }
 #endif
 
@@ -127,6 +160,104 @@ typedef priority_factors_request_msg_t gf_factors_request_t;
  */
 #define GF_HAS_PRIORITY_RECOVER GF_SLURM_AT_LEAST(23, 2)
 #define GF_HAS_THREAD_START GF_SLURM_AT_LEAST(23, 11)
+
+/*
+ * PriorityFlags: the same bits (0-10) in 22.05 and 24.11 (slurm.h). Bits
+ * beyond these are unknown to gpufair and refused (prio_multifactor_keys.c).
+ */
+#define GF_PRIORITY_FLAGS_KNOWN \
+	(PRIORITY_FLAGS_ACCRUE_ALWAYS | PRIORITY_FLAGS_MAX_TRES | \
+	 PRIORITY_FLAGS_SIZE_RELATIVE | PRIORITY_FLAGS_DEPTH_OBLIVIOUS | \
+	 PRIORITY_FLAGS_CALCULATE_RUNNING | PRIORITY_FLAGS_FAIR_TREE | \
+	 PRIORITY_FLAGS_INCR_ONLY | PRIORITY_FLAGS_NO_NORMAL_ASSOC | \
+	 PRIORITY_FLAGS_NO_NORMAL_PART | PRIORITY_FLAGS_NO_NORMAL_QOS | \
+	 PRIORITY_FLAGS_NO_NORMAL_TRES)
+
+/*
+ * A job submitted to several partitions (and from 24.11 with several QOS)
+ * has one priority per (partition, QOS) pair, which the scheduler queues it
+ * with: the priority array, in the order of job->part_ptr_list (outer) and
+ * job->qos_list (inner), filled by the priority plugin.
+ *   up to 23.11  job->priority_array (list count + 1 entries, as multifactor
+ *                allocates it); the plugin sorts part_ptr_list by
+ *                PriorityTier first, as the scheduler does before it tries
+ *                the partitions (job_mgr.c, _select_nodes_parts)
+ *   24.05        job->part_prio {last_update, priority_array,
+ *                priority_array_parts}; rebuilt when the partitions changed
+ *                (last_part_update); still sorted by the plugin
+ *   24.11        job->part_prio is a priority_mult_t {..., priority_array_names};
+ *                job->qos_list; the list comes sorted (partition_mgr.c)
+ * Callers hold the job WRITE lock (gf_prio_array_for) or READ.
+ */
+#define GF_PRIO_SORTS_PARTS (!GF_SLURM_AT_LEAST(24, 11))
+
+#if GF_SLURM_AT_LEAST(24, 11)
+static inline list_t *gf_job_qos_list(const job_record_t *job)
+{
+	return job->qos_list;
+}
+#else
+static inline list_t *gf_job_qos_list(const job_record_t *job)
+{
+	(void)job;
+	return NULL;
+}
+#endif
+
+#if GF_SLURM_AT_LEAST(24, 5)
+#if GF_SLURM_AT_LEAST(24, 11)
+#define GF_PRIO_ARRAY_NAMES priority_array_names
+#else
+#define GF_PRIO_ARRAY_NAMES priority_array_parts
+#endif
+static inline uint32_t *gf_prio_array(const job_record_t *job)
+{
+	return job->part_prio ? job->part_prio->priority_array : NULL;
+}
+
+/* The array with room for n, rebuilt when the partitions changed; n = 0
+ * drops it (the job has one priority again). */
+static inline uint32_t *gf_prio_array_for(job_record_t *job, int n)
+{
+	if (!n) {
+		if (job->part_prio) {
+			xfree(job->part_prio->priority_array);
+			xfree(job->part_prio->GF_PRIO_ARRAY_NAMES);
+			xfree(job->part_prio);
+		}
+		return NULL;
+	}
+	if (!job->part_prio)
+		job->part_prio = xmalloc(sizeof(*job->part_prio));
+	if (!job->part_prio->priority_array ||
+	    job->part_prio->last_update < last_part_update) {
+		xfree(job->part_prio->priority_array);
+		job->part_prio->priority_array = xcalloc(n, sizeof(uint32_t));
+		xfree(job->part_prio->GF_PRIO_ARRAY_NAMES);
+		if (job->part_ptr_list)
+			job->part_prio->GF_PRIO_ARRAY_NAMES =
+				part_list_to_xstr(job->part_ptr_list);
+		job->part_prio->last_update = time(NULL);
+	}
+	return job->part_prio->priority_array;
+}
+#else
+static inline uint32_t *gf_prio_array(const job_record_t *job)
+{
+	return job->priority_array;
+}
+
+/* Slurm frees the array when the job's partitions change; n = 0 drops
+ * it. */
+static inline uint32_t *gf_prio_array_for(job_record_t *job, int n)
+{
+	if (!n)
+		xfree(job->priority_array);
+	else if (!job->priority_array)
+		job->priority_array = xcalloc(n + 1, sizeof(uint32_t));
+	return job->priority_array;
+}
+#endif
 
 /*
  * Not yet built here (their sources cannot be had on this machine):

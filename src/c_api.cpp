@@ -84,6 +84,16 @@ gpufair::Result<gpufair::SlurmKnobs> to_knobs(const gpufair_knobs_t* k) {
   out.weight_qos = k->weight_qos;
   out.favor_small = k->favor_small != 0;
   if (k->tres_billing_weights) out.tres_billing_weights = k->tres_billing_weights;
+  out.weight_assoc = k->weight_assoc;
+  if (k->tres_cnt < 0 || (k->tres_cnt > 0 && !k->tres_weights))
+    return gpufair::Error{"PriorityWeightTRES: " + std::to_string(k->tres_cnt) +
+                          " TRES weights without an array"};
+  if (k->tres_weights) out.tres_weights.assign(k->tres_weights, k->tres_weights + k->tres_cnt);
+  out.size_relative = (k->flags & GPUFAIR_PRIO_SIZE_RELATIVE) != 0;
+  out.raw.assoc = (k->flags & GPUFAIR_PRIO_NO_NORMAL_ASSOC) != 0;
+  out.raw.partition = (k->flags & GPUFAIR_PRIO_NO_NORMAL_PART) != 0;
+  out.raw.qos = (k->flags & GPUFAIR_PRIO_NO_NORMAL_QOS) != 0;
+  out.raw.tres = (k->flags & GPUFAIR_PRIO_NO_NORMAL_TRES) != 0;
   return out;
 }
 
@@ -129,7 +139,14 @@ gpufair::PriorityInput to_input(const gpufair_prio_input_t& in) {
   p.gpus = in.gpus;
   p.eligible = in.eligible_time;
   p.qos_norm = in.qos_norm;
+  p.qos_raw = in.qos_raw;
   p.partition_norm = in.partition_norm;
+  p.partition_raw = in.partition_raw;
+  p.assoc_norm = in.assoc_norm;
+  p.assoc_raw = in.assoc_raw;
+  p.tres = in.tres;
+  p.time_limit_min = in.time_limit_min;
+  p.site = in.site;
   p.nice = in.nice;
   return p;
 }
@@ -377,10 +394,27 @@ uint32_t gpufair_priority(const gpufair_engine_t* e, const gpufair_prio_input_t*
       out->penalty = f.penalty;
       out->nice = f.nice;
       out->priority = f.priority;
+      out->assoc = f.assoc;
+      out->w_assoc = f.w_assoc;
+      out->w_tres = f.w_tres;
+      out->site = f.site;
     }
     return GPUFAIR_OK;
   });
   return prio;
+}
+
+double gpufair_tres_term(const gpufair_engine_t* e, const double* count, const double* total,
+                         size_t n, double* each) {
+  if (each)
+    for (size_t i = 0; i < n; ++i) each[i] = 0;
+  if (!e || !count || !total) return 0;
+  double sum = 0;
+  guarded(nullptr, 0, [&] {
+    sum = e->engine.tres_term(count, total, n, each);
+    return GPUFAIR_OK;
+  });
+  return sum;
 }
 
 int gpufair_priorities(const gpufair_engine_t* e, const gpufair_prio_input_t* in, size_t n,

@@ -207,6 +207,8 @@ const std::vector<KeyDef>& key_table() {
                            [](Config& c) -> double& { return c.weights.partition; }));
     t.push_back(number_key("weight_qos", 0, kMaxWeight, "PriorityWeightQOS",
                            [](Config& c) -> double& { return c.weights.qos; }));
+    t.push_back(number_key("weight_assoc", 0, kMaxWeight, "PriorityWeightAssoc",
+                           [](Config& c) -> double& { return c.weights.assoc; }));
     t.push_back({"favor_small", "yes or no",
                  "job size factor favours small jobs (PriorityFavorSmall)",
                  [](const Config& c) { return std::string(c.favor_small ? "yes" : "no"); },
@@ -390,12 +392,23 @@ void apply_knobs(const SlurmKnobs& k, Config& c, std::vector<std::string>& error
   c.usage_reset = k.usage_reset;
   // slurm.conf's weights all default to 0; a cluster that set none of them
   // keeps gpufair's defaults rather than giving every job priority 1.
-  if (k.weight_age || k.weight_fairshare || k.weight_job_size || k.weight_partition || k.weight_qos) {
+  const bool any_tres_weight =
+      std::any_of(k.tres_weights.begin(), k.tres_weights.end(), [](double w) { return w != 0; });
+  if (k.weight_age || k.weight_fairshare || k.weight_job_size || k.weight_partition ||
+      k.weight_qos || k.weight_assoc || any_tres_weight) {
     c.weights = {static_cast<double>(k.weight_age), static_cast<double>(k.weight_fairshare),
                  static_cast<double>(k.weight_job_size), static_cast<double>(k.weight_partition),
-                 static_cast<double>(k.weight_qos)};
+                 static_cast<double>(k.weight_qos), static_cast<double>(k.weight_assoc)};
   }
+  for (std::size_t i = 0; i < k.tres_weights.size(); ++i)
+    if (!std::isfinite(k.tres_weights[i]))  // negative is allowed, as in multifactor
+      errors.push_back(problem("PriorityWeightTRES", "TRES #" + std::to_string(i) + "=" +
+                                   format_number(k.tres_weights[i]),
+                               "not a finite number", "finite weights"));
+  if (any_tres_weight) c.tres_weights = k.tres_weights;
   c.favor_small = k.favor_small;
+  c.size_relative = k.size_relative;
+  c.raw = k.raw;
   apply_tres_billing(k.tres_billing_weights, c, errors);
 }
 

@@ -213,6 +213,8 @@ struct Engine::Impl {
     prio.max_age = config.max_age;
     prio.cluster_gpus = cluster_gpus;
     prio.favor_small = config.favor_small;
+    prio.size_relative = config.size_relative;
+    prio.raw = config.raw;
   }
 
   void reset_usage(TimePoint boundary) {
@@ -727,6 +729,13 @@ void Engine::priorities(std::span<const PriorityInput> in, TimePoint now,
                                : unknown;
     out[i] = compute_priority(in[i], f, m.prio, now).priority;
   }
+}
+
+double Engine::tres_term(const double* count, const double* total, std::size_t n,
+                         double* each) const {
+  std::shared_lock lock(impl_->mu);
+  const Config& c = impl_->config;
+  return gpufair::tres_term(c.tres_weights, count, total, n, c.raw.tres, each);
 }
 
 PreemptCheck Engine::allow_preemption(const JobRef& preemptor, const JobRef& victim,

@@ -39,11 +39,24 @@ typedef struct {
 	uint32_t weight_job_size;    /* PriorityWeightJobSize */
 	uint32_t weight_partition;   /* PriorityWeightPartition */
 	uint32_t weight_qos;         /* PriorityWeightQOS */
-	int32_t favor_small;         /* PriorityFavorSmall / PriorityFlags=SMALL_RELATIVE_TO_TIME off */
+	int32_t favor_small;         /* PriorityFavorSmall */
 	const char *tres_billing_weights; /* TRESBillingWeights of the partition, may be NULL:
 	                                     "CPU=1.0,GRES/gpu=1.0,GRES/gpu:a100=2.0" */
 	int32_t knobs_set;           /* 1 when the fields above are filled in */
+	uint32_t weight_assoc;       /* PriorityWeightAssoc */
+	/* PriorityWeightTRES by the host's TRES position (tres_cnt entries,
+	 * copied; NULL or 0 = none), as Slurm's own parser returns it. */
+	const double *tres_weights;
+	int32_t tres_cnt;
+	uint32_t flags;              /* GPUFAIR_PRIO_* below (from PriorityFlags) */
 } gpufair_knobs_t;
+
+/* PriorityFlags that change how a priority is composed (priority.h). */
+#define GPUFAIR_PRIO_NO_NORMAL_ASSOC 0x1u /* association priority, raw */
+#define GPUFAIR_PRIO_NO_NORMAL_PART 0x2u  /* partition PriorityJobFactor, raw */
+#define GPUFAIR_PRIO_NO_NORMAL_QOS 0x4u   /* QOS priority, raw */
+#define GPUFAIR_PRIO_NO_NORMAL_TRES 0x8u  /* TRES counts, not over the partition's */
+#define GPUFAIR_PRIO_SIZE_RELATIVE 0x10u  /* SMALL_RELATIVE_TO_TIME */
 
 #define GPUFAIR_RESET_NONE 0
 #define GPUFAIR_RESET_NOW 1
@@ -71,23 +84,35 @@ typedef struct {
 	                          time); 0 = runnable, the zero-initialised default */
 } gpufair_job_t;
 
-/* What a pending job's priority is computed from. */
+/* What a pending job's priority in one partition (and QOS) is computed
+ * from; a job in several partitions has one per partition. */
 typedef struct {
 	int32_t team;
 	double gpus;             /* requested, weighted */
-	int64_t eligible_time;   /* begin of age accrual */
+	int64_t eligible_time;   /* begin of age accrual (Slurm: accrue_time) */
 	double qos_norm;         /* QOS priority / max QOS priority, in [0,1] */
-	double partition_norm;   /* partition priority tier normalised, in [0,1] */
+	double partition_norm;   /* partition PriorityJobFactor normalised, in [0,1] */
 	int32_t nice;            /* job nice, already minus NICE_OFFSET */
+	double qos_raw;          /* QOS priority (PriorityFlags=NO_NORMAL_QOS) */
+	double partition_raw;    /* PriorityJobFactor (NO_NORMAL_PART) */
+	double assoc_norm;       /* association priority / max, in [0,1] */
+	double assoc_raw;        /* association priority (NO_NORMAL_ASSOC) */
+	double tres;             /* gpufair_tres_term() of the job in the partition */
+	double time_limit_min;   /* time limit, minutes (SMALL_RELATIVE_TO_TIME) */
+	int64_t site;            /* site factor, already minus NICE_OFFSET */
 } gpufair_prio_input_t;
 
-/* Per-factor breakdown for sprio: raw factors in [0,1] and weighted values. */
+/* Per-factor breakdown for sprio: factors ([0,1] unless NO_NORMAL_*) and
+ * weighted values. */
 typedef struct {
-	double age, fairshare, job_size, partition, qos;        /* factors [0,1] */
+	double age, fairshare, job_size, partition, qos;        /* factors */
 	double w_age, w_fairshare, w_job_size, w_partition, w_qos; /* weighted */
 	double penalty;          /* the team's bait penalty */
 	int32_t nice;
 	uint32_t priority;
+	double assoc, w_assoc;   /* association factor, weighted */
+	double w_tres;           /* the TRES term (input's tres) */
+	int64_t site;            /* the site factor */
 } gpufair_factors_t;
 
 typedef struct {
@@ -185,6 +210,14 @@ int gpufair_job_ended(gpufair_engine_t *e, uint64_t job_id, int64_t end_time);
 uint32_t gpufair_priority(const gpufair_engine_t *e,
                           const gpufair_prio_input_t *in, int64_t now,
                           gpufair_factors_t *out);
+
+/* The PriorityWeightTRES term of a job in one partition, with the engine's
+ * weights and NO_NORMAL_TRES: count[i] = the job's TRES i (allocated, else
+ * requested), total[i] = the partition's; n entries each. each (may be NULL)
+ * receives the n weighted values (for sprio). 0 when no weight is set or on
+ * NULL arguments. Takes the engine's shared lock. */
+double gpufair_tres_term(const gpufair_engine_t *e, const double *count,
+                         const double *total, size_t n, double *each);
 
 /* Many pending jobs at once under one lock (the plugin's recalculation
  * pass): out[i] is gpufair_priority(e, &in[i], now, NULL). Returns

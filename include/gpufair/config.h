@@ -27,6 +27,14 @@ enum class Reclaim { kOff, kJumpers, kAll };
 // preemptor could run (design.md, "Jump price", banked GPUs).
 enum class BankedJump { kAllow, kRefuse };
 
+// PriorityFlags=NO_NORMAL_ASSOC/_PART/_QOS/_TRES: the factor is the raw
+// value (association or QOS Priority, partition PriorityJobFactor, TRES
+// count) instead of that value over the largest one (the partition's total
+// for a TRES), as in priority/multifactor.
+struct RawFactors {
+  bool assoc = false, partition = false, qos = false, tres = false;
+};
+
 // The standard slurm.conf knobs as Slurm parsed them (seconds, raw weights).
 // `set == false` means "not from Slurm" (the simulator, tests): defaults apply.
 struct SlurmKnobs {
@@ -36,9 +44,14 @@ struct SlurmKnobs {
   Seconds max_age = 7 * 86400;          // PriorityMaxAge
   ResetPeriod usage_reset = ResetPeriod::kNone;  // PriorityUsageResetPeriod
   unsigned weight_age = 0, weight_fairshare = 0, weight_job_size = 0,
-           weight_partition = 0, weight_qos = 0;  // PriorityWeight*
+           weight_partition = 0, weight_qos = 0, weight_assoc = 0;  // PriorityWeight*
   bool favor_small = false;                       // PriorityFavorSmall
   std::string tres_billing_weights;               // TRESBillingWeights
+  // PriorityWeightTRES, by the host's TRES position (Slurm's own parser
+  // fills it); empty = no TRES term.
+  std::vector<double> tres_weights;
+  bool size_relative = false;                     // PriorityFlags=SMALL_RELATIVE_TO_TIME
+  RawFactors raw;                                 // PriorityFlags=NO_NORMAL_*
 };
 
 struct Weights {
@@ -47,6 +60,7 @@ struct Weights {
   double job_size = 0;
   double partition = 0;
   double qos = 0;
+  double assoc = 0;  // PriorityWeightAssoc
 };
 
 // The bait rule's defaults are the "recommended" profile of sim/tuning.md,
@@ -114,6 +128,9 @@ struct Config {
   ResetPeriod usage_reset = ResetPeriod::kNone;  // usage_reset
   Weights weights;
   bool favor_small = false;
+  bool size_relative = false;      // job size per minute of time limit (SMALL_RELATIVE_TO_TIME)
+  RawFactors raw;                  // NO_NORMAL_* (slurm.conf only)
+  std::vector<double> tres_weights;  // PriorityWeightTRES by TRES position (slurm.conf only)
   std::map<std::string, double> gpu_type_weights;  // "a100" -> 2.0; "" = untyped GPUs
   double default_gpu_weight = 1.0;
 

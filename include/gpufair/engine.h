@@ -13,6 +13,7 @@
 // allow_preemption() hold a shared lock and read the per-cycle factor table.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -100,6 +101,11 @@ class Engine {
   // priority of in[i]; out must be at least as long as in.
   void priorities(std::span<const PriorityInput> in, TimePoint now,
                   std::span<std::uint32_t> out) const;
+  // The PriorityWeightTRES term of a job in a partition (priority.h,
+  // tres_term) with the configured weights and NO_NORMAL_TRES: what goes
+  // into PriorityInput::tres. 0 when no TRES weight is set.
+  double tres_term(const double* count, const double* total, std::size_t n,
+                   double* each) const;
   PreemptCheck allow_preemption(const JobRef& preemptor, const JobRef& victim,
                                 TimePoint now) const;
   // Same decision; want_reason=false skips building the reason string (the

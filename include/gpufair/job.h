@@ -26,21 +26,32 @@ struct JobRef {
   bool runnable = true;
 };
 
-// Inputs of one pending job's priority.
+// Inputs of one pending job's priority in one partition (and QOS): a job
+// submitted to several partitions has one priority per partition.
 struct PriorityInput {
   TeamId team = -1;
   double gpus = 0;             // requested, weighted
-  TimePoint eligible = 0;      // age accrues from here
-  double qos_norm = 0;         // [0,1]
-  double partition_norm = 0;   // [0,1]
+  TimePoint eligible = 0;      // age accrues from here (Slurm: the accrue time)
+  double qos_norm = 0;         // QOS priority / largest, [0,1]
+  double qos_raw = 0;          // QOS priority (NO_NORMAL_QOS)
+  double partition_norm = 0;   // partition PriorityJobFactor / largest, [0,1]
+  double partition_raw = 0;    // PriorityJobFactor (NO_NORMAL_PART)
+  double assoc_norm = 0;       // association priority / largest, [0,1]
+  double assoc_raw = 0;        // association priority (NO_NORMAL_ASSOC)
+  double tres = 0;             // PriorityWeightTRES term, weighted (tres_term)
+  double time_limit_min = 0;   // minutes (size_relative); <= 0: one minute
+  std::int64_t site = 0;       // site factor (SiteFactor, site_factor plugins)
   std::int32_t nice = 0;       // positive lowers priority
 };
 
 // Per-factor breakdown (what sprio shows).
 struct PriorityFactors {
-  double age = 0, fairshare = 0, job_size = 0, partition = 0, qos = 0;  // [0,1]
+  double age = 0, fairshare = 0, job_size = 0, partition = 0, qos = 0;  // [0,1] (raw: >= 0)
+  double assoc = 0;
   double w_age = 0, w_fairshare = 0, w_job_size = 0, w_partition = 0, w_qos = 0;
+  double w_assoc = 0, w_tres = 0;
   double penalty = 0;
+  std::int64_t site = 0;
   std::int32_t nice = 0;
   std::uint32_t priority = 1;
 };

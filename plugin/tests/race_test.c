@@ -28,13 +28,7 @@
 
 /* What priority_gpufair.c defines in the plugin. */
 const char plugin_type[] = "priority/gpufair";
-gfp_t gfp = {
-	.team_level = 1,
-	.map_lock = PTHREAD_RWLOCK_INITIALIZER,
-	.conf_mutex = PTHREAD_MUTEX_INITIALIZER,
-	.cycle_mutex = PTHREAD_MUTEX_INITIALIZER,
-	.cycle_cond = PTHREAD_COND_INITIALIZER,
-};
+gfp_t gfp = GFP_INITIALIZER;
 
 static int failures;
 #define CHECK(cond, ...) do { if (!(cond)) { failures++; \

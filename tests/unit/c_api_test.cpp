@@ -159,6 +159,57 @@ TEST(CApi, NullAndBadArguments) {
   gpufair_engine_free(nullptr);  // no-op
 }
 
+// PriorityWeightAssoc, PriorityWeightTRES, the site factor and the
+// PriorityFlags that change the composition, through the C API as the
+// plugin passes them.
+TEST(CApi, MultifactorTermsThroughTheCApi) {
+  const double tres_w[] = {0, 2000, 0, 4000};
+  gpufair_knobs_t k{};
+  k.knobs_set = 1;
+  k.weight_assoc = 1000;
+  k.weight_qos = 100;
+  k.tres_weights = tres_w;
+  k.tres_cnt = 4;
+  EngineHandle h(nullptr, &k);
+  ASSERT_NE(h.e, nullptr) << h.err;
+  const double count[] = {16, 4, 9, 2}, total[] = {64, 16, 10, 8};
+  double each[4];
+  EXPECT_DOUBLE_EQ(gpufair_tres_term(h.e, count, total, 4, each), 500 + 1000);
+  EXPECT_DOUBLE_EQ(each[0], 0);
+  EXPECT_DOUBLE_EQ(each[1], 500);
+  EXPECT_DOUBLE_EQ(each[3], 1000);
+  EXPECT_DOUBLE_EQ(gpufair_tres_term(nullptr, count, total, 4, each), 0);
+  EXPECT_DOUBLE_EQ(each[1], 0);  // cleared on error too
+
+  gpufair_prio_input_t in{};
+  in.team = gpufair_team_id(h.e, "a");
+  in.assoc_norm = 0.5;
+  in.assoc_raw = 3;
+  in.qos_norm = 1;
+  in.qos_raw = 40;
+  in.tres = gpufair_tres_term(h.e, count, total, 4, nullptr);
+  in.site = 77;
+  in.nice = 7;
+  gpufair_factors_t f{};
+  EXPECT_EQ(gpufair_priority(h.e, &in, 0, &f), 500u + 100 + 1500 + 77 - 7);
+  EXPECT_DOUBLE_EQ(f.assoc, 0.5);
+  EXPECT_DOUBLE_EQ(f.w_assoc, 500);
+  EXPECT_DOUBLE_EQ(f.w_tres, 1500);
+  EXPECT_EQ(f.site, 77);
+
+  k.flags = GPUFAIR_PRIO_NO_NORMAL_ASSOC | GPUFAIR_PRIO_NO_NORMAL_QOS | GPUFAIR_PRIO_NO_NORMAL_TRES;
+  char err[512];
+  ASSERT_EQ(gpufair_engine_reconfigure(h.e, nullptr, &k, err, sizeof err), GPUFAIR_OK) << err;
+  in.tres = gpufair_tres_term(h.e, count, total, 4, nullptr);
+  EXPECT_DOUBLE_EQ(in.tres, 4 * 2000 + 2 * 4000);
+  EXPECT_EQ(gpufair_priority(h.e, &in, 0, &f), 3000u + 4000 + 16000 + 77 - 7);
+
+  k.tres_cnt = 2;
+  k.tres_weights = nullptr;
+  EXPECT_EQ(gpufair_config_check(nullptr, &k, err, sizeof err), GPUFAIR_ERR_CONFIG);
+  EXPECT_TRUE(contains(err, "PriorityWeightTRES")) << err;
+}
+
 TEST(CApi, CyclePriorityPreemptionAndReport) {
   EngineHandle h("half_life=0,bait_block=penalized");
   ASSERT_NE(h.e, nullptr);

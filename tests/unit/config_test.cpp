@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <vector>
+
 #include <string>
 
 namespace gpufair {
@@ -64,7 +67,8 @@ TEST(Config, MalformedDurationsAreErrors) {
 TEST(Config, EveryKeyParses) {
   auto c = parse_config(
       "half_life=14-00:00:00,calc_period=1m,max_age=3d,usage_reset=monthly,weight_age=10,"
-      "weight_fairshare=20,weight_job_size=30,weight_partition=40,weight_qos=50,favor_small=yes,"
+      "weight_fairshare=20,weight_job_size=30,weight_partition=40,weight_qos=50,weight_assoc=60,"
+      "favor_small=yes,"
       "gpu_weight=0.5,gpu_weight:a100=2.0,team_level=2,default_shares=3,preempt_scope=any,"
       "bait_threshold=0.7,bait_young=30m,bait_window=2d,bait_repeat=4,bait_skip_norm=2h,"
       "bait_w_young=0.1,bait_w_repeat=0.2,bait_w_supply=0.3,bait_w_skip=0.4,bait_w_jump=0.6,"
@@ -81,6 +85,7 @@ TEST(Config, EveryKeyParses) {
   EXPECT_DOUBLE_EQ(c->weights.job_size, 30);
   EXPECT_DOUBLE_EQ(c->weights.partition, 40);
   EXPECT_DOUBLE_EQ(c->weights.qos, 50);
+  EXPECT_DOUBLE_EQ(c->weights.assoc, 60);
   EXPECT_TRUE(c->favor_small);
   EXPECT_DOUBLE_EQ(c->default_gpu_weight, 0.5);
   EXPECT_DOUBLE_EQ(c->gpu_type_weights.at("a100"), 2.0);
@@ -259,6 +264,50 @@ TEST(Config, AllZeroSlurmWeightsKeepGpufairDefaults) {
   ASSERT_TRUE(c.ok());
   EXPECT_DOUBLE_EQ(c->weights.fairshare, Weights{}.fairshare);
   EXPECT_DOUBLE_EQ(c->weights.age, Weights{}.age);
+}
+
+// multifactor's keys beyond the five classic weights: PriorityWeightAssoc,
+// PriorityWeightTRES and the PriorityFlags that change the composition.
+// Any weight set (TRES included) means the whole set is taken from slurm.conf.
+struct WeightSetCase {
+  const char* name;
+  unsigned weight_assoc;
+  std::vector<double> tres;
+  double expect_fairshare, expect_assoc;
+  std::size_t expect_tres;
+};
+
+TEST(Config, AssocAndTresWeightsComeFromSlurmLikeTheOthers) {
+  const WeightSetCase cases[] = {
+      {"nothing set: gpufair's defaults", 0, {}, Weights{}.fairshare, 0, 0},
+      {"PriorityWeightAssoc alone", 700, {}, 0, 700, 0},
+      {"PriorityWeightTRES alone", 0, {0, 0, 3000}, 0, 0, 3},
+      {"all-zero TRES weights count as unset", 0, {0, 0}, Weights{}.fairshare, 0, 0},
+  };
+  for (const auto& c : cases) {
+    SlurmKnobs k;
+    k.set = true;
+    k.weight_assoc = c.weight_assoc;
+    k.tres_weights = c.tres;
+    auto cfg = parse_config("", k);
+    ASSERT_TRUE(cfg.ok()) << c.name << ": " << cfg.error().message;
+    EXPECT_DOUBLE_EQ(cfg->weights.fairshare, c.expect_fairshare) << c.name;
+    EXPECT_DOUBLE_EQ(cfg->weights.assoc, c.expect_assoc) << c.name;
+    EXPECT_EQ(cfg->tres_weights.size(), c.expect_tres) << c.name;
+  }
+  SlurmKnobs k;
+  k.set = true;
+  k.size_relative = true;
+  k.raw = {.assoc = true, .partition = false, .qos = true, .tres = true};
+  k.tres_weights = {1, std::numeric_limits<double>::infinity()};
+  EXPECT_TRUE(contains(error_of("", k), "PriorityWeightTRES='TRES #1=")) << error_of("", k);
+  k.tres_weights = {1, -2};  // negative weights are allowed, as in multifactor
+  auto cfg = parse_config("weight_assoc=5", k);
+  ASSERT_TRUE(cfg.ok()) << cfg.error().message;
+  EXPECT_TRUE(cfg->size_relative);
+  EXPECT_TRUE(cfg->raw.assoc && !cfg->raw.partition && cfg->raw.qos && cfg->raw.tres);
+  EXPECT_DOUBLE_EQ(cfg->weights.assoc, 5);  // PriorityParameters wins
+  EXPECT_DOUBLE_EQ(cfg->tres_weights[1], -2);
 }
 
 TEST(Config, BadSlurmKnobsNameTheSlurmKey) {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace gpufair {
 namespace {
@@ -103,6 +104,142 @@ TEST(Priority, OutOfRangeNormsAreClamped) {
   const auto f = compute_priority(in, TeamFactors{}, params(), 0);
   EXPECT_DOUBLE_EQ(f.qos, 1.0);
   EXPECT_DOUBLE_EQ(f.partition, 0.0);
+}
+
+// Each term of multifactor's sum on its own, and then all at once: the
+// priority is the truncated sum of w_age*age + w_assoc*assoc + w_fs*F +
+// w_js*size + w_part*part + w_qos*qos + tres + site - nice
+// (_get_priority_internal).
+struct TermCase {
+  const char* name;
+  PriorityInput in;
+  RawFactors raw;
+  std::uint32_t expected;
+};
+
+TEST(Priority, EachMultifactorTermAsInMultifactor) {
+  PriorityParams p;
+  p.weights = {0, 0, 0, 200, 300, 400};  // partition, qos, assoc
+  auto with = [](auto set) {
+    PriorityInput in;
+    set(in);
+    return in;
+  };
+  const TermCase cases[] = {
+      {"nothing", {}, {}, 1},
+      {"assoc normalised", with([](auto& in) { in.assoc_norm = 0.5, in.assoc_raw = 7; }), {}, 200},
+      {"assoc raw (NO_NORMAL_ASSOC)",
+       with([](auto& in) { in.assoc_norm = 0.5, in.assoc_raw = 7; }), {.assoc = true}, 2800},
+      {"qos raw (NO_NORMAL_QOS)",
+       with([](auto& in) { in.qos_norm = 0.1, in.qos_raw = 100; }), {.qos = true}, 30000},
+      {"qos normalised", with([](auto& in) { in.qos_norm = 0.1, in.qos_raw = 100; }), {}, 30},
+      {"partition raw (NO_NORMAL_PART)",
+       with([](auto& in) { in.partition_norm = 0.25, in.partition_raw = 3; }), {.partition = true},
+       600},
+      {"partition normalised",
+       with([](auto& in) { in.partition_norm = 0.25, in.partition_raw = 3; }), {}, 50},
+      {"tres term as given", with([](auto& in) { in.tres = 1234.9; }), {}, 1234},
+      {"site factor adds", with([](auto& in) { in.site = 5000; }), {}, 5000},
+      {"negative site subtracts",
+       with([](auto& in) { in.site = -100, in.tres = 1000; }), {}, 900},
+      {"nice subtracts", with([](auto& in) { in.tres = 1000, in.nice = 250; }), {}, 750},
+      {"negative nice adds", with([](auto& in) { in.nice = -250; }), {}, 250},
+      {"site and nice cancel", with([](auto& in) { in.site = 300, in.nice = 300; }), {}, 1},
+      {"everything",
+       with([](auto& in) {
+         in.assoc_norm = 1, in.qos_norm = 0.5, in.partition_norm = 1, in.tres = 10.5;
+         in.site = 20, in.nice = 5;
+       }),
+       {}, 400 + 150 + 200 + 10 + 20 - 5},
+  };
+  for (const auto& c : cases) {
+    p.raw = c.raw;
+    const auto f = compute_priority(c.in, TeamFactors{1, 1, 0}, p, 0);
+    EXPECT_EQ(f.priority, c.expected) << c.name;
+    EXPECT_DOUBLE_EQ(f.w_tres, c.in.tres) << c.name;
+    EXPECT_EQ(f.site, c.in.site) << c.name;
+    EXPECT_DOUBLE_EQ(f.w_assoc, 400 * f.assoc) << c.name;
+  }
+}
+
+TEST(Priority, RawFactorsAreNeverNegativeOrNaN) {
+  PriorityParams p;
+  p.weights = {0, 0, 0, 1, 1, 1};
+  p.raw = {.assoc = true, .partition = true, .qos = true, .tres = true};
+  PriorityInput in;
+  in.assoc_raw = -5;
+  in.qos_raw = std::numeric_limits<double>::quiet_NaN();
+  in.partition_raw = 1e6;  // raw values are not capped at 1
+  const auto f = compute_priority(in, TeamFactors{}, p, 0);
+  EXPECT_DOUBLE_EQ(f.assoc, 0.0);
+  EXPECT_DOUBLE_EQ(f.qos, 0.0);
+  EXPECT_DOUBLE_EQ(f.partition, 1e6);
+}
+
+struct TresCase {
+  const char* name;
+  std::vector<double> weights, count, total;
+  bool raw;
+  double sum;
+  std::vector<double> each;
+};
+
+TEST(Priority, TresTermAsInMultifactor) {
+  const TresCase cases[] = {
+      {"count over the partition's total, times the weight",
+       {1000, 0, 3000}, {4, 100, 2}, {16, 400, 8}, false, 250 + 750, {250, 0, 750}},
+      {"raw counts (NO_NORMAL_TRES)", {1000, 0, 3000}, {4, 100, 2}, {16, 400, 8}, true,
+       4000 + 6000, {4000, 0, 6000}},
+      {"a TRES the partition does not have counts 0", {1000, 1000}, {4, 2}, {16, 0}, false, 250,
+       {250, 0}},
+      {"a TRES the job does not use counts 0", {1000, 1000}, {0, 2}, {16, 8}, false, 250,
+       {0, 250}},
+      {"negative weights lower it", {-1000}, {8}, {8}, false, -1000, {-1000}},
+      {"TRES beyond the weights weigh 0", {1000}, {4, 4}, {16, 16}, false, 250, {250, 0}},
+      {"no weights: no term", {}, {4}, {16}, false, 0, {0}},
+  };
+  for (const auto& c : cases) {
+    std::vector<double> each(c.count.size(), -1);
+    const double sum =
+        tres_term(c.weights, c.count.data(), c.total.data(), c.count.size(), c.raw, each.data());
+    EXPECT_DOUBLE_EQ(sum, c.sum) << c.name;
+    for (std::size_t i = 0; i < each.size(); ++i) EXPECT_DOUBLE_EQ(each[i], c.each[i]) << c.name;
+    EXPECT_DOUBLE_EQ(tres_term(c.weights, c.count.data(), c.total.data(), c.count.size(), c.raw,
+                               nullptr),
+                     c.sum)
+        << c.name;
+  }
+}
+
+struct SizeCase {
+  const char* name;
+  double gpus, time_limit_min;
+  bool relative, favor_small;
+  double expected;
+};
+
+TEST(Priority, JobSizeRelativeToTimeAsInMultifactor) {
+  // multifactor's SMALL_RELATIVE_TO_TIME: size / time limit (minutes) / cluster
+  // size, 1 - that with PriorityFavorSmall; here in GPUs (cluster: 32).
+  const SizeCase cases[] = {
+      {"plain size", 8, 60, false, false, 0.25},
+      {"per minute of limit", 8, 2, true, false, 0.125},
+      {"per minute, favor small", 8, 2, true, true, 0.875},
+      {"one-minute limit is the plain size", 8, 1, true, false, 0.25},
+      {"unknown limit counts as one minute", 8, 0, true, false, 0.25},
+      {"long limit: nearly 0", 32, 1e6, true, false, 32.0 / 32 / 1e6},
+      {"capped at 1", 64, 1, true, false, 1.0},
+      {"capped, favor small: 0", 64, 1, true, true, 0.0},
+  };
+  for (const auto& c : cases) {
+    PriorityParams p = params();
+    p.size_relative = c.relative;
+    p.favor_small = c.favor_small;
+    PriorityInput in;
+    in.gpus = c.gpus;
+    in.time_limit_min = c.time_limit_min;
+    EXPECT_DOUBLE_EQ(compute_priority(in, TeamFactors{}, p, 0).job_size, c.expected) << c.name;
+  }
 }
 
 }  // namespace
