@@ -5,6 +5,8 @@
                   --json OUT.json [--label NAME]
   scenario.py table FILE.json...          print the per-team table of each file
   scenario.py svg OUT.svg FILE.json...     chart of queue waits per team
+  scenario.py counterfactual GAMING.json HONEST.json [...]
+                                           per pair: the gaming team's gain, the others' harm
 
 "An hour" of the story is --hour seconds of real time (default 6). Jobs are
 `sleep` jobs submitted with sbatch as the teams' own Linux users.
@@ -79,6 +81,15 @@ def sh(args, check=True, user=None, timeout=60):
 
 
 def policy_of_cluster():
+    """scripts/cluster's policy name (fifo and fairshare both run
+    priority/multifactor), else the priority plugin's."""
+    state = os.path.join(os.environ.get("GPUFAIR_RUN_DIR", "/var/tmp/gpufair-cluster"), "cluster.state")
+    try:
+        m = re.search(r"^POLICY=(\S+)$", open(state).read(), re.M)
+        if m:
+            return m.group(1)
+    except OSError:
+        pass
     out = sh(["scontrol", "show", "config"])
     m = re.search(r"^PriorityType\s*=\s*priority/(\S+)", out, re.M)
     return m.group(1) if m else "unknown"
@@ -416,6 +427,31 @@ def fmt(v, nd=0):
     return str(v)
 
 
+def counterfactual(gaming, honest, gamer="teama"):
+    """Judged by the counterfactual (sim/counterfactual.h; here waits under
+    1 s count as 1 s): gain = the gamer's real-work wait honest / gaming at
+    p50 and p90 (> 1: gaming paid), harm = each other team's median wait
+    gaming / honest. Returns (gain50, gain90, {team: harm50}, text)."""
+    def teams(r):
+        return {t["name"]: t for t in r["teams"]}
+
+    def ratio(x, y):
+        return max(x or 0, 1.0) / max(y or 0, 1.0)
+    tg, th = teams(gaming), teams(honest)
+    a, ah = tg[gamer], th[gamer]
+    g50 = ratio(ah["work_wait_p50_s"], a["work_wait_p50_s"])
+    g90 = ratio(ah["work_wait_p90_s"], a["work_wait_p90_s"])
+    harm = {n: ratio(t["wait_p50_s"], th[n]["wait_p50_s"]) for n, t in tg.items() if n != gamer}
+    paid = not all(g >= 0.95 * h or h - g <= 1.0 for g, h in
+                   ((a["work_wait_p50_s"], ah["work_wait_p50_s"]), (a["work_wait_p90_s"], ah["work_wait_p90_s"])))
+    text = (f'{gaming["policy"]}: A\'s real work p50/p90 {a["work_wait_p50_s"]:.1f}/{a["work_wait_p90_s"]:.1f} s '
+            f'gaming vs {ah["work_wait_p50_s"]:.1f}/{ah["work_wait_p90_s"]:.1f} s honest: gain {g50:.2f}/{g90:.2f} '
+            f'({"GAMING PAID" if paid else "gaming did not pay"}); harm p50 '
+            + ", ".join(f"{n} {v:.2f}" for n, v in sorted(harm.items()))
+            + f'; gaming advantage {fmt(gaming["gaming_advantage"], 2)}')
+    return g50, g90, harm, text
+
+
 def table(res):
     lines = [f"policy: {res['policy']}   scenario: {res['scenario']}   (1 story hour = {res['hour_seconds']} s; "
              f"run {res['sim_seconds']} s)"]
@@ -442,7 +478,7 @@ def table(res):
 
 def svg(out, results):
     """Grouped chart: per team, each policy's job waits (dots), median (bar) and p90 (tick)."""
-    colors = {"multifactor": "#d9534f", "gpufair": "#2a7ab0"}
+    colors = {"fifo": "#8e6c8a", "fairshare": "#e0a030", "multifactor": "#d9534f", "gpufair": "#2a7ab0"}
     W, H, left, top, bottom = 760, 420, 70, 56, 70
     series = []
     for res in results:
@@ -521,7 +557,19 @@ def main():
     s = sub.add_parser("svg")
     s.add_argument("out")
     s.add_argument("files", nargs="+")
+    c = sub.add_parser("counterfactual")
+    c.add_argument("pairs", nargs="+", help="GAMING.json HONEST.json, per policy")
     a = ap.parse_args()
+    if a.cmd == "counterfactual":
+        if len(a.pairs) % 2:
+            die("counterfactual takes pairs: GAMING.json HONEST.json ...")
+        print("judged by the counterfactual (the same story with team A honest; waits under 1 s count as 1 s):")
+        for g, h in zip(a.pairs[::2], a.pairs[1::2]):
+            print("  " + counterfactual(json.load(open(g)), json.load(open(h)))[3])
+        print("gain = A's real work waits honest / gaming (> 1: gaming paid); harm = B's and C's "
+              "median waits gaming / honest; gaming advantage = A's high jobs' median wait / the "
+              "others' (< 1: A jumps the queue)")
+        return
     if a.cmd == "table":
         for f in a.files:
             print(table(json.load(open(f))))
