@@ -14,7 +14,9 @@
  *              { job, node, part READ } and QOS READ, so we take no
  *              slurmctld or assoc_mgr lock (assoc after QOS would invert
  *              assoc_mgr's order) and find teams from the cycle's map
- *              only. Then map_lock READ.
+ *              only. Then map_lock READ. With PrivateData=jobs the
+ *              coordinator test (assoc_mgr_is_user_acct_coord) takes
+ *              assoc_mgr's user READ, after assoc/QOS: its lock order.
  *  gfp_write_assoc_usage_locked() the cycle, under assoc WRITE.
 \*****************************************************************************/
 
@@ -283,6 +285,23 @@ static void _append_row(job_record_t *job, part_record_t *part,
 	list_append(ctx->out, row);
 }
 
+/* sprio's private-data rule, multifactor's: PrivateData=jobs hides other
+ * users' jobs except from operators and the coordinators of the job's
+ * account, or, when the MCS plugin enforces private data, from users
+ * outside the job's MCS label. */
+static bool _may_see(uid_t uid, job_record_t *job)
+{
+	if (!(slurm_conf.private_data & PRIVATE_DATA_JOBS) ||
+	    job->user_id == uid || validate_operator(uid))
+		return true;
+	/* Up to 22.05 we hold assoc READ here (taken below), from 23.02 no
+	 * assoc_mgr lock: the MCS check must not take it again. */
+	if (slurm_mcs_get_privatedata() == 1)
+		return mcs_g_check_mcs_label(uid, job->mcs_label,
+					     !GF_FACTORS_CALLER_LOCKS) == 0;
+	return gf_is_acct_coord(uid, job->account);
+}
+
 static int _rows_of_job(void *x, void *arg)
 {
 	job_record_t *job = x;
@@ -304,8 +323,7 @@ static int _rows_of_job(void *x, void *arg)
 	if (ctx->req && ctx->req->uid_list &&
 	    !list_find_first(ctx->req->uid_list, _find_u32, &job->user_id))
 		return 0;
-	if ((slurm_conf.private_data & PRIVATE_DATA_JOBS) &&
-	    job->user_id != ctx->uid && !validate_operator(ctx->uid))
+	if (!_may_see(ctx->uid, job))
 		return 0;
 
 	if (!gfp_for_each_slot(job, _append_row, ctx))

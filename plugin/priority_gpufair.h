@@ -44,6 +44,7 @@
 #pragma weak part_list
 #pragma weak default_part_loc
 #pragma weak last_part_update
+#pragma weak acct_db_conn
 
 extern const char plugin_type[];
 

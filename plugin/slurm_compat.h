@@ -53,6 +53,28 @@
 #define gf_site_factor_reconfig() site_factor_g_reconfig()
 #endif
 
+/*
+ * sprio's private data (PrivateData=jobs): multifactor lets a user see
+ * another user's job when it is an operator, a coordinator of the job's
+ * account, or (MCS PrivateData) shares the job's MCS label. 23.02 moved the
+ * MCS interface to src/interfaces/ and gave the coordinator test an
+ * "already locked" argument (we hold no assoc_mgr user lock: false; it
+ * takes user READ itself, after the assoc and QOS READ locks we may hold,
+ * which is assoc_mgr's lock order).
+ */
+#if __has_include("src/interfaces/mcs.h")
+#include "src/interfaces/mcs.h"
+#else
+#include "src/common/slurm_mcs.h"
+#endif
+#if GF_SLURM_AT_LEAST(23, 2)
+#define gf_is_acct_coord(uid, acct) \
+	assoc_mgr_is_user_acct_coord(acct_db_conn, (uid), (acct), false)
+#else
+#define gf_is_acct_coord(uid, acct) \
+	assoc_mgr_is_user_acct_coord(acct_db_conn, (uid), (acct))
+#endif
+
 /* 23.02 named the list types list_t / list_itr_t (24.11 dropped List),
  * and made a job's details an anonymous struct, job_details_t. */
 #if !GF_SLURM_AT_LEAST(23, 2)

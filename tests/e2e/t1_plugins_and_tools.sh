@@ -66,3 +66,21 @@ if bad:
 PYEOF
 ok "sprio -l and sshare -l show gpufair's fair-share numbers"
 clear_queue
+# sprio with PrivateData=jobs, as multifactor: another user's job is hidden,
+# except from a coordinator of the job's account.
+"$CLUSTER" reconfigure --extra-conf PrivateData=jobs >/dev/null || fail "reconfigure with PrivateData=jobs failed"
+sacctmgr -i add coordinator account=teamb names=gfc1 >/dev/null || fail "sacctmgr add coordinator failed"
+sleep 3
+fill=()
+for n in 1 2 3 4; do fill+=("$(sub gfc1 teamc normal 8 30)"); done
+for j in "${fill[@]}"; do wait_state "$j" RUNNING 20 || fail "job $j of teamc did not start"; done
+jb=$(sub gfb1 teamb normal 4 5)
+sleep 5
+seen() { runuser -u "$1" -- sprio -h -o %i 2>/dev/null | tr -d ' ' | grep -qx "$2"; }
+seen gfb1 "$jb" || fail "sprio as the job's owner gfb1 does not list job $jb"
+seen gfc1 "$jb" || fail "sprio as gfc1, a coordinator of teamb, does not list teamb's job $jb"
+seen gfa1 "$jb" && fail "sprio as gfa1 lists teamb's job $jb although PrivateData=jobs"
+ok "PrivateData=jobs: sprio shows job $jb to its owner and to teamb's coordinator, not to gfa1"
+sacctmgr -i remove coordinator account=teamb names=gfc1 >/dev/null || true
+"$CLUSTER" reconfigure --drop-conf PrivateData >/dev/null || fail "reconfigure without PrivateData failed"
+clear_queue
