@@ -12,10 +12,11 @@ PY=/usr/bin/python3
 CLUSTER=$E2E_ROOT/scripts/cluster
 SCENARIO=$E2E_ROOT/scripts/lib/scenario.py
 
-# gpufair's settings for the e2e cluster (1 story hour = 6 s; see scripts/demo:
-# the 14-hour story needs the "fast" bait profile and a penalty of 2 per bait),
-# plus typed GPUs: the a100s of node gpu4 count double.
-E2E_GPUFAIR_PARAMS="bait_profile=fast,bait_block=penalized,penalty_per_bait=2,half_life=5m,calc_period=2s,max_age=60s,bait_young=12s,bait_window=144s,bait_skip_norm=6s,penalty_half_life=144s,gpu_weight:a100=2"
+# gpufair's settings for the e2e cluster: the default rule at story scale
+# (1 story hour = 6 s), the same as scripts/demo's (scripts/lib/story.sh).
+# shellcheck source=../../scripts/lib/story.sh
+source "$E2E_ROOT/scripts/lib/story.sh"
+E2E_GPUFAIR_PARAMS=$GPUFAIR_STORY_PARAMS
 
 say() { printf '[e2e %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 fail() {
