@@ -94,6 +94,7 @@ gpufair::Result<gpufair::SlurmKnobs> to_knobs(const gpufair_knobs_t* k) {
   out.raw.partition = (k->flags & GPUFAIR_PRIO_NO_NORMAL_PART) != 0;
   out.raw.qos = (k->flags & GPUFAIR_PRIO_NO_NORMAL_QOS) != 0;
   out.raw.tres = (k->flags & GPUFAIR_PRIO_NO_NORMAL_TRES) != 0;
+  if (k->preempt_type) out.preempt_type = k->preempt_type;
   return out;
 }
 
@@ -264,6 +265,12 @@ int32_t gpufair_qos_rank_lookup(uint32_t id, int32_t fallback) {
   if (id >= GPUFAIR_QOS_RANK_IDS) return fallback;
   const std::int32_t v = g_qos_rank[id].load(std::memory_order_relaxed);
   return v > 0 ? v - 1 : fallback;
+}
+
+int32_t gpufair_job_rank(int preempt_by, uint32_t qos_id, int32_t qos_priority, uint32_t partition_tier) {
+  if (preempt_by == GPUFAIR_PREEMPT_BY_PARTITION)
+    return gpufair::in_team_rank(gpufair::PreemptBy::kPartition, 0, partition_tier);
+  return gpufair::in_team_rank(gpufair::PreemptBy::kQos, gpufair_qos_rank_lookup(qos_id, qos_priority), 0);
 }
 
 int gpufair_reclaim_possible(const gpufair_engine_t* e) { return e && e->engine.reclaim_possible() ? 1 : 0; }
