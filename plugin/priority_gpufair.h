@@ -67,6 +67,7 @@ typedef struct {
 	pthread_mutex_t conf_mutex;
 	int team_level;
 	uint16_t flags;               /* PriorityFlags */
+	int rank_by;                  /* preempt_by: GPUFAIR_PREEMPT_BY_* */
 	bool tres_weighted;           /* PriorityWeightTRES is set */
 	char state_path[PATH_MAX];
 	char describe[8192];          /* effective config (config_describe) */
@@ -110,6 +111,7 @@ typedef struct {
 	time_t since;     /* jobs that ended at or after this are reported */
 	bool full_walk;   /* this cycle follows job_list (prio_job_table.c) */
 	uint16_t flags;   /* PriorityFlags of this cycle */
+	int rank_by;      /* in-team ranks of this cycle (preempt_by) */
 	int running, pending, ended, reprioritised, tracked;
 } gfp_cycle_t;
 
