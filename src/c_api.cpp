@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <mutex>
 #include <new>
 #include <span>
 #include <stdexcept>
@@ -152,6 +153,24 @@ gpufair::PriorityInput to_input(const gpufair_prio_input_t& in) {
   return p;
 }
 
+// One real preemption into the engine, by one of its record_* calls.
+// 1 = bait, 0 = not, <0 error.
+using RecordFn = gpufair::BaitDecision (gpufair::Engine::*)(const JobRef&, const JobRef&, gpufair::TimePoint);
+int record_event(const char* what, RecordFn record, gpufair_engine_t* e, const gpufair_job_t* preemptor,
+                 const gpufair_job_t* victim, int64_t when, char* reason, size_t reasonlen) {
+  if (!e || !preemptor || !victim) {
+    put(reason, reasonlen, std::string(what) + ": NULL argument");
+    return -GPUFAIR_ERR_ARG;
+  }
+  int out = -GPUFAIR_ERR_INTERNAL;
+  const int rc = guarded(reason, reasonlen, [&] {
+    const auto d = (e->engine.*record)(to_ref(*preemptor), to_ref(*victim), when);
+    put(reason, reasonlen, d.reason);
+    out = d.bait ? 1 : 0;
+    return GPUFAIR_OK;
+  });
+  return rc == GPUFAIR_OK ? out : -rc;
+}
 }  // namespace
 
 extern "C" {
@@ -454,21 +473,38 @@ int gpufair_preempt_allowed(const gpufair_engine_t* e, const gpufair_job_t* pree
   return rc == GPUFAIR_OK ? out : -rc;
 }
 
+
 int gpufair_record_preemption(gpufair_engine_t* e, const gpufair_job_t* preemptor,
                               const gpufair_job_t* victim, int64_t when, char* reason,
                               size_t reasonlen) {
-  if (!e || !preemptor || !victim) {
-    put(reason, reasonlen, "gpufair_record_preemption: NULL argument");
-    return -GPUFAIR_ERR_ARG;
-  }
-  int out = -GPUFAIR_ERR_INTERNAL;
-  const int rc = guarded(reason, reasonlen, [&] {
-    const auto d = e->engine.record_preemption(to_ref(*preemptor), to_ref(*victim), when);
-    put(reason, reasonlen, d.reason);
-    out = d.bait ? 1 : 0;
-    return GPUFAIR_OK;
-  });
-  return rc == GPUFAIR_OK ? out : -rc;
+  return record_event(__func__, &gpufair::Engine::record_preemption, e, preemptor, victim, when, reason,
+                      reasonlen);
+}
+
+int gpufair_record_resv_preemption(gpufair_engine_t* e, const gpufair_job_t* preemptor,
+                                   const gpufair_job_t* victim, int64_t when, char* reason,
+                                   size_t reasonlen) {
+  return record_event(__func__, &gpufair::Engine::record_resv_preemption, e, preemptor, victim, when,
+                      reason, reasonlen);
+}
+
+namespace {
+// Preemptions already reported, direct-mapped by victim id (see c_api.h).
+struct Claim {
+  uint64_t victim = 0;
+  int64_t key = 0;
+  bool used = false;
+};
+std::mutex g_claim_mu;
+Claim g_claims[GPUFAIR_CLAIM_SLOTS];
+}  // namespace
+
+int gpufair_preemption_claim(uint64_t victim, int64_t key) {
+  std::lock_guard lock(g_claim_mu);
+  Claim& c = g_claims[victim % GPUFAIR_CLAIM_SLOTS];
+  if (c.used && c.victim == victim && c.key == key) return 0;
+  c = Claim{victim, key, true};
+  return 1;
 }
 
 int gpufair_team_report(const gpufair_engine_t* e, int32_t team, int64_t now,

@@ -914,6 +914,17 @@ PreemptCheck Engine::check_reclaim(const JobRef& reclaimer, const JobRef& victim
 }
 
 namespace {
+// A decision about one preemption, before it is judged.
+BaitDecision decision_of(const JobRef& preemptor, const JobRef& victim, TimePoint when) {
+  BaitDecision d;
+  d.preemptor = preemptor.id;
+  d.victim = victim.id;
+  d.team = preemptor.team;
+  d.when = when;
+  d.in_team = preemptor.team == victim.team;
+  return d;
+}
+
 void remember(std::deque<BaitDecision>& recent, BaitDecision d) {
   recent.push_back(std::move(d));
   while (recent.size() > kRecentDecisions) recent.pop_front();
@@ -926,12 +937,7 @@ BaitDecision Engine::record_preemption(const JobRef& preemptor, const JobRef& vi
   Impl& m = *impl_;
   m.check_team(preemptor.team, "record_preemption (preemptor)");
   TeamState& t = m.teams[static_cast<std::size_t>(preemptor.team)];
-  BaitDecision d;
-  d.preemptor = preemptor.id;
-  d.victim = victim.id;
-  d.team = preemptor.team;
-  d.when = when;
-  d.in_team = preemptor.team == victim.team;
+  BaitDecision d = decision_of(preemptor, victim, when);
   if (!d.in_team && m.config.preempt_scope != PreemptScope::kAny) {
     // Not an in-team jump: the reclaim rule let it through.
     m.check_team(victim.team, "record_preemption (victim)");
@@ -1042,6 +1048,35 @@ BaitDecision Engine::record_preemption(const JobRef& preemptor, const JobRef& vi
   return d;
 }
 
+BaitDecision Engine::record_resv_preemption(const JobRef& preemptor, const JobRef& victim,
+                                            TimePoint when) {
+  std::unique_lock lock(impl_->mu);
+  Impl& m = *impl_;
+  m.check_team(preemptor.team, "record_resv_preemption (preemptor)");
+  TeamState& t = m.teams[static_cast<std::size_t>(preemptor.team)];
+  const bool victim_known = victim.team >= 0 && static_cast<std::size_t>(victim.team) < m.teams.size();
+  BaitDecision d = decision_of(preemptor, victim, when);
+  d.reservation = true;
+  const std::string whose = d.in_team        ? std::string("the same team")
+                            : victim_known ? "team " + m.teams[static_cast<std::size_t>(victim.team)].name
+                                           : std::string("no known team");
+  char buf[448];
+  std::snprintf(buf, sizeof buf,
+                "reservation: job %llu of team %s took back its reservation's nodes (MaxStartDelay) from job "
+                "%llu of %s, which ran there on borrowed time; Slurm preempts such a job whatever the "
+                "preemption rules: not a queue jump, no price, not judged",
+                static_cast<unsigned long long>(preemptor.id), t.name.c_str(),
+                static_cast<unsigned long long>(victim.id), whose.c_str());
+  d.reason = buf;
+  if (!d.in_team && victim_known) {
+    BaitDecision dv = d;
+    dv.team = victim.team;
+    remember(m.teams[static_cast<std::size_t>(victim.team)].recent, std::move(dv));
+  }
+  remember(t.recent, d);
+  return d;
+}
+
 TeamReport Engine::team_report(TeamId team, TimePoint now) const {
   std::shared_lock lock(impl_->mu);
   impl_->check_team(team, "team_report");
@@ -1124,7 +1159,8 @@ std::vector<std::uint8_t> Engine::save_state() const {
       w.u64(d.victim);
       w.i64(d.when);
       w.u8(d.in_team ? 1 : 0);
-      w.u8((d.bait ? 1 : 0) | (d.reclaim ? 2 : 0));  // format 3: bit 1 = reclaim
+      // format 3: bit 1 = reclaim; bit 2 = reservation (older readers ignore it)
+      w.u8((d.bait ? 1 : 0) | (d.reclaim ? 2 : 0) | (d.reservation ? 4 : 0));
       w.f64(d.score);
       w.i64(d.skipped);
       w.f64(d.charged_gpu_s);
@@ -1211,6 +1247,7 @@ Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
       const std::uint8_t flags = r.u8();
       d.bait = (flags & 1) != 0;
       d.reclaim = (flags & 2) != 0;
+      d.reservation = (flags & 4) != 0;
       d.score = r.f64();
       d.skipped = r.i64();
       d.charged_gpu_s = r.f64();

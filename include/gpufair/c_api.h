@@ -254,6 +254,23 @@ int gpufair_record_preemption(gpufair_engine_t *e,
                               const gpufair_job_t *victim, int64_t when,
                               char *reason, size_t reasonlen);
 
+/* A job of a MaxStartDelay reservation took back its nodes from victim,
+ * which ran there on borrowed time (Slurm preempts such a job whatever the
+ * preemption rules): listed with the decisions, never priced or judged.
+ * Returns 0, or <0 on error; reason says what was recorded. */
+int gpufair_record_resv_preemption(gpufair_engine_t *e,
+                                   const gpufair_job_t *preemptor,
+                                   const gpufair_job_t *victim, int64_t when,
+                                   char *reason, size_t reasonlen);
+
+/* The process's record of preemptions already reported, shared by both
+ * plugins (a preemption may be seen by each): 1 the first time (victim,
+ * key) is claimed, 0 after. Direct-mapped by victim id over
+ * GPUFAIR_CLAIM_SLOTS slots: a claim is forgotten once another victim of
+ * the same slot is claimed. Any thread. */
+#define GPUFAIR_CLAIM_SLOTS 65536
+int gpufair_preemption_claim(uint64_t victim, int64_t key);
+
 int gpufair_team_report(const gpufair_engine_t *e, int32_t team, int64_t now,
                         gpufair_team_report_t *out);
 

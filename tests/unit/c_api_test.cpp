@@ -148,6 +148,36 @@ TEST(CApi, JobRankFollowsPreemptBy) {
   EXPECT_TRUE(contains(desc, "preempt_by=partition\n")) << desc;
 }
 
+// The shared record of reported preemptions: once per (victim, key); a
+// new key (the victim started again) or a slot taken by another victim
+// makes it new again.
+TEST(CApi, PreemptionClaimsOncePerVictimAndKey) {
+  const uint64_t v = 123456789;
+  EXPECT_EQ(gpufair_preemption_claim(v, 1000), 1);
+  EXPECT_EQ(gpufair_preemption_claim(v, 1000), 0);
+  EXPECT_EQ(gpufair_preemption_claim(v, 1000), 0);
+  EXPECT_EQ(gpufair_preemption_claim(v, 2000), 1);  // requeued and started again
+  EXPECT_EQ(gpufair_preemption_claim(v + 1, 2000), 1);
+  EXPECT_EQ(gpufair_preemption_claim(v, 2000), 0);  // another slot: kept
+  EXPECT_EQ(gpufair_preemption_claim(v + GPUFAIR_CLAIM_SLOTS, 2000), 1);
+  EXPECT_EQ(gpufair_preemption_claim(v, 2000), 1);  // same slot: forgotten
+}
+
+TEST(CApi, ReservationPreemptionThroughTheCApi) {
+  EngineHandle h;
+  ASSERT_NE(h.e, nullptr);
+  const int32_t a = gpufair_team_id(h.e, "a"), b = gpufair_team_id(h.e, "b");
+  gpufair_job_t borrower{1, a, 1001, 0, 8, 10, 10, 20, 0, 0};
+  gpufair_job_t resv{2, b, 1002, 0, 8, 30, 30, 0, 0, 0};
+  char reason[512];
+  EXPECT_EQ(gpufair_record_resv_preemption(h.e, &resv, &borrower, 40, reason, sizeof reason), 0);
+  EXPECT_TRUE(contains(reason, "borrowed time")) << reason;
+  EXPECT_LT(gpufair_record_resv_preemption(nullptr, &resv, &borrower, 40, reason, sizeof reason), 0);
+  EXPECT_TRUE(contains(reason, "gpufair_record_resv_preemption: NULL argument")) << reason;
+  resv.team = 99;
+  EXPECT_LT(gpufair_record_resv_preemption(h.e, &resv, &borrower, 40, reason, sizeof reason), 0);
+}
+
 TEST(CApi, NullAndBadArguments) {
   EngineHandle h;
   ASSERT_NE(h.e, nullptr);
