@@ -10,8 +10,9 @@
  *
  *  Locks: the callers hold the job WRITE lock (grace-time query), or READ
  *  or WRITE (mode query, from gang.c and the select plugin); we take
- *  recorded_lock (ours, innermost) and assoc_mgr assoc READ, never both.
- *  gf_preemptor_remember() runs from every predicate thread, lock free.
+ *  libgpufair's claim mutex (innermost, a few instructions) and assoc_mgr
+ *  assoc READ, never both. gf_preemptor_remember() runs from every
+ *  predicate thread, lock free.
 \*****************************************************************************/
 
 #define _GNU_SOURCE
@@ -38,14 +39,6 @@ extern const char plugin_type[]; /* preempt_gpufair.c */
 #define GF_SLOTS 65536
 static _Atomic uint64_t last_preemptor[GF_SLOTS];
 
-/* Victims already reported, per slot: (victim id, key) where key is the
- * victim's start time (requeue/cancel) or preempt_time (gang suspend). */
-typedef struct {
-	uint32_t victim;
-	time_t key;
-} recorded_t;
-static recorded_t recorded[GF_SLOTS];
-static pthread_mutex_t recorded_lock = PTHREAD_MUTEX_INITIALIZER;
 
 extern void gf_preemptor_remember(const job_record_t *victim,
 				  const job_record_t *preemptor)
@@ -56,22 +49,11 @@ extern void gf_preemptor_remember(const job_record_t *victim,
 			      memory_order_relaxed);
 }
 
-/* First report of (victim, key)? Marks it reported. */
-static bool _claim(const job_record_t *victim, time_t key)
-{
-	uint32_t slot = victim->job_id % GF_SLOTS;
-	bool fresh;
-
-	slurm_mutex_lock(&recorded_lock);
-	fresh = recorded[slot].victim != victim->job_id ||
-		recorded[slot].key != key;
-	recorded[slot].victim = victim->job_id;
-	recorded[slot].key = key;
-	slurm_mutex_unlock(&recorded_lock);
-	return fresh;
-}
-
-/* Report one real preemption of victim to the core, once per key. */
+/* Report one real preemption of victim to the core, once per key: the
+ * victim's start time (requeue, cancel) or preempt_time (gang suspend).
+ * "Once" is the process's claim table in libgpufair, which
+ * priority/gpufair's record of preemptions on borrowed reservation time
+ * (prio_borrowed.c) shares. */
 static void _record(job_record_t *victim, time_t key, const char *how)
 {
 	gpufair_engine_t *e = gpufair_global_get();
@@ -85,7 +67,7 @@ static void _record(job_record_t *victim, time_t key, const char *how)
 	char reason[1024];
 	int rc;
 
-	if (!e || !_claim(victim, key))
+	if (!e || !gpufair_preemption_claim(victim->job_id, (int64_t)key))
 		return;
 	if ((uint32_t)(w >> 32) != victim->job_id ||
 	    !(preemptor = find_job_record((uint32_t)w))) {
@@ -135,10 +117,10 @@ static void _record(job_record_t *victim, time_t key, const char *how)
  * preemption, and the preemptor is the last one evaluated for this victim
  * in the same scheduling pass (the job write lock is held from
  * slurm_find_preemptable_jobs() to _preempt_jobs()). The (victim, start
- * time) key makes it once even if Slurm ever asked twice.
- * priority_p_job_end() with preempt_time set comes later and only when
- * AccountingStorageEnforce has "limits", and without the preemptor: it is
- * not used.
+ * time) key makes it once even if Slurm ever asked twice. Slurm skips
+ * this query (and our predicate) for a victim on borrowed reservation time:
+ * priority/gpufair records those at the victim's end (prio_borrowed.c),
+ * claiming the same key.
  */
 extern void gf_preempt_grace_query(job_record_t *victim)
 {

@@ -10,6 +10,13 @@
 #include "gpufair/c_api.h"
 #include "preempt_rules.h"
 
+/* PreemptMode: the rule's own (the QOS's, the partition's) when it has
+ * one, else the cluster's; less the bits the rule ignores. */
+static uint16_t _mode(bool has_own, uint16_t own, uint16_t ignored)
+{
+	return (has_own ? own : slurm_conf.preempt_mode) & ~ignored;
+}
+
 /* --- preempt/qos ------------------------------------------------------ */
 
 static bool _qos_within(const slurmdb_qos_rec_t *qos)
@@ -47,11 +54,10 @@ static bool _qos_order(const job_record_t *job, uint32_t *out)
 
 static uint16_t _qos_mode(const job_record_t *job)
 {
-	uint16_t mode = slurm_conf.preempt_mode;
+	const slurmdb_qos_rec_t *q = job ? job->qos_ptr : NULL;
 
-	if (job && job->qos_ptr && job->qos_ptr->preempt_mode)
-		mode = job->qos_ptr->preempt_mode;
-	return mode & ~(PREEMPT_MODE_GANG | PREEMPT_MODE_WITHIN);
+	return _mode(q && q->preempt_mode, q ? q->preempt_mode : 0,
+		     PREEMPT_MODE_GANG | PREEMPT_MODE_WITHIN);
 }
 
 static uint32_t _qos_grace_time(const job_record_t *job)
@@ -99,13 +105,13 @@ static bool _part_order(const job_record_t *job, uint32_t *out)
 	return job->part_ptr != NULL;
 }
 
+/* NO_VAL16: the partition has no PreemptMode of its own. */
 static uint16_t _part_mode(const job_record_t *job)
 {
-	uint16_t mode = slurm_conf.preempt_mode;
+	const part_record_t *p = job ? job->part_ptr : NULL;
 
-	if (job && job->part_ptr && job->part_ptr->preempt_mode != NO_VAL16)
-		mode = job->part_ptr->preempt_mode;
-	return mode & ~PREEMPT_MODE_GANG;
+	return _mode(p && p->preempt_mode != NO_VAL16,
+		     p ? p->preempt_mode : 0, PREEMPT_MODE_GANG);
 }
 
 static uint32_t _part_grace_time(const job_record_t *job)

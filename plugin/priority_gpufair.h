@@ -12,6 +12,8 @@
  *    prio_input.c        what a job's priority is computed from, per
  *                        partition and QOS; the priority array
  *    prio_report.c       a job's priority and its breakdown; sprio, sshare
+ *    prio_borrowed.c     preemptions on borrowed reservation time, which
+ *                        preempt/gpufair never sees, recorded at job end
  *
  *  Every function says which locks its caller holds; the lock order is
  *  slurmctld locks, then assoc_mgr locks, then map_lock, then conf_mutex
@@ -216,6 +218,11 @@ extern void gfp_prefetch_refs(const job_record_t *job);
  * holds the cycle's locks. */
 extern bool gfp_observe_job(job_record_t *job, gfp_cycle_t *ctx);
 
+/* --- prio_borrowed.c --------------------------------------------------- */
+/* From priority_p_job_end(): when victim was preempted because it ran on a
+ * MaxStartDelay reservation's nodes on borrowed time, report it to the core
+ * (once). Caller holds job WRITE and no assoc_mgr lock. */
+extern void gfp_borrowed_preemption(job_record_t *victim);
 /* --- prio_job_table.c -------------------------------------------------- */
 /* From priority_p_set(): a job the table's id scan may not see. */
 extern void gfp_table_notice(job_record_t *job);

@@ -21,7 +21,13 @@
 #   d. Slurm's own preempt/partition_prio (scontrol reconfigure, same
 #      priority plugin, preempt_by=partition): U2 now preempts one of
 #      teamb's batch jobs, cancelled likewise. That is the difference.
-#   e. preempt_by=partition with PreemptType=preempt/qos: slurmctld refuses
+#   e. back under preempt/gpufair, a preemption on borrowed reservation
+#      time, which Slurm makes without asking the preempt plugin: teamb's
+#      job with --signal=R:USR1@0 runs on gpu1, reserved for teama with
+#      MaxStartDelay; teama's job in the reservation takes gpu1 back
+#      (requeue); gpufair-show lists it once for each team as a
+#      reservation decision, no in-team preemption counted.
+#   f. preempt_by=partition with PreemptType=preempt/qos: slurmctld refuses
 #      to start, naming preempt_by and what is accepted.
 export GPUFAIR_RUN_DIR=${GPUFAIR_PARTPRIO_RUN_DIR:-/var/tmp/gpufair-partprio}
 export GPUFAIR_PORT_OFFSET=${GPUFAIR_PARTPRIO_PORT_OFFSET:-700}
@@ -40,14 +46,15 @@ wait_job_state() {  # wait_job_state JOBID STATE TIMEOUT_S
   done
   return 1
 }
-# Decisions of gpufair-show --json: "preemptor victim in_team team reason" lines.
+# Decisions of gpufair-show --json: "preemptor victim in_team team
+# reservation reason" lines.
 decisions() {
   gshow_json --decisions 50 | "$PY" -c '
 import json, sys
 d = json.load(sys.stdin)
 for t in d["teams"]:
     for x in t["decisions"]:
-        print(x["preemptor"], x["victim"], x["in_team"], t["name"], x["reason"][:200])'
+        print(x["preemptor"], x["victim"], x["in_team"], t["name"], x["reservation"], x["reason"][:200])'
 }
 
 t0=$SECONDS
@@ -93,7 +100,7 @@ n=$(awk -v p="$u1" -v v="$la" '$1 == p && $2 == v' "$E2E_OUT/t14-decisions.txt" 
 ((n == 1)) || fail "gpufair-show lists $n decisions for $u1 preempting $la, expected 1"
 [[ $(wc -l <"$E2E_OUT/t14-decisions.txt") == 1 ]] || fail "gpufair-show lists other decisions too (see $E2E_OUT/t14-decisions.txt)"
 d=$(awk -v p="$u1" '$1 == p' "$E2E_OUT/t14-decisions.txt")
-[[ $d == *" True teama "* || $d == *" true teama "* ]] || fail "the decision is not in-team for teama: $d"
+[[ $d == *" True teama False "* ]] || fail "the decision is not an in-team one of teama: $d"
 [[ $d == *"rank_gap=1;"* ]] || fail "the decision's rank gap is not the tier gap 1 (QOS ranks would make it negative): $d"
 nl=$(grep -c "preempted JobId=$la has been killed" "$log" || true)
 ((nl == 1)) || fail "slurmctld logged $nl kills of $la"
@@ -110,7 +117,38 @@ for j in "${lb[@]}"; do [[ $(job_state "$j") == PREEMPTED ]] && victim+="$j "; d
 [[ $victim == *" "* && $(wc -w <<<"$victim") == 1 ]] || fail "under preempt/partition_prio expected exactly one teamb batch job PREEMPTED, got '${victim}'"
 ok "side by side, Slurm's preempt/partition_prio: teama's job $u2 preempted teamb's batch job ${victim% } (another team's): the same-team rule is gpufair's"
 
-# (e) a PreemptType that preempts by QOS does not go with preempt_by=partition.
+# (e) borrowed reservation time, back under preempt/gpufair.
+"$CLUSTER" reconfigure --drop-conf PreemptType >>"$E2E_OUT/t14-reconf.log" 2>&1 \
+  || fail "scontrol reconfigure back to preempt/gpufair failed (see $E2E_OUT/t14-reconf.log)"
+[[ $(scontrol show config | sed -n 's/^PreemptType *= *//p') == preempt/gpufair ]] \
+  || fail "PreemptType is not preempt/gpufair after the reconfigure"
+scancel -u gfa1 2>/dev/null || true; scancel -u gfb1 2>/dev/null || true
+wait_empty_queue 30 || fail "the queue did not empty"
+scontrol create reservation ReservationName=r1 StartTime=now Duration=120 Nodes=gpu1 Accounts=teama \
+  MaxStartDelay=5 >"$E2E_OUT/t14-resv.txt" 2>&1 || fail "scontrol create reservation failed: $(cat "$E2E_OUT/t14-resv.txt")"
+bw=$(sub gfb1 teamb low 8 300 -w gpu1 --signal=R:USR1@0)
+wait_state "$bw" RUNNING 30 || fail "teamb's job $bw ($(state_of "$bw")) did not start on gpu1 on borrowed reservation time"
+sleep 3
+na0=$(team_field teama in_team_preemptions); nb0=$(team_field teamb in_team_preemptions)
+rj=$(sub gfa1 teama low 8 300 --reservation=r1)
+wait_state "$rj" RUNNING 40 || fail "teama's reservation job $rj is $(state_of "$rj"), expected it to take gpu1 back"
+[[ $(state_of "$bw") != RUNNING ]] || fail "teamb's borrowing job $bw still runs"
+grep -q "preempted JobId=$bw has been requeued to reclaim resources for JobId=$rj" "$log" \
+  || fail "slurmctld did not log the requeue of $bw for $rj"
+sleep 4
+decisions >"$E2E_OUT/t14-decisions-resv.txt"
+say "decisions: $(grep "^$rj $bw " "$E2E_OUT/t14-decisions-resv.txt" | tr '\n' ';' | cut -c1-400)"
+[[ $(grep -c "^$rj $bw False teama True " "$E2E_OUT/t14-decisions-resv.txt") == 1 ]] \
+  || fail "gpufair-show does not list $rj taking gpu1 back from $bw once for teama as a reservation decision (see $E2E_OUT/t14-decisions-resv.txt)"
+[[ $(grep -c "^$rj $bw False teamb True " "$E2E_OUT/t14-decisions-resv.txt") == 1 ]] \
+  || fail "gpufair-show does not list it once for teamb (see $E2E_OUT/t14-decisions-resv.txt)"
+[[ $(grep -c " $bw " "$E2E_OUT/t14-decisions-resv.txt") == 2 ]] || fail "other decisions name $bw"
+na1=$(team_field teama in_team_preemptions); nb1=$(team_field teamb in_team_preemptions)
+((na1 == na0 && nb1 == nb0)) || fail "in-team preemptions moved (teama $na0 -> $na1, teamb $nb0 -> $nb1)"
+ok "teama's reservation job $rj took gpu1 back from teamb's job $bw on borrowed time: recorded once per team as a reservation decision, not an in-team jump"
+scancel -u gfa1 2>/dev/null || true; scancel -u gfb1 2>/dev/null || true
+
+# (f) a PreemptType that preempts by QOS does not go with preempt_by=partition.
 "$CLUSTER" reconfigure --write-only --extra-conf PreemptType=preempt/qos >/dev/null 2>&1 || true
 "$CLUSTER" restart-ctld >"$E2E_OUT/t14-bad-start.txt" 2>&1 && fail "slurmctld started with preempt_by=partition and PreemptType=preempt/qos"
 line=$(grep 'priority/gpufair' "$log" | grep "preempt_by='partition'" | tail -1)
