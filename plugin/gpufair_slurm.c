@@ -170,7 +170,7 @@ extern int32_t gf_job_rank(const job_record_t *job, int rank_by)
 	const slurmdb_qos_rec_t *qos = job ? job->qos_ptr : NULL;
 	int32_t prio = 0;
 
-	if (!job || (!qos && rank_by == GPUFAIR_PREEMPT_BY_QOS))
+	if (!job)
 		return 0;
 	if (qos)
 		prio = qos->priority > INT32_MAX ? INT32_MAX
