@@ -52,6 +52,9 @@ struct TeamState {
   DetectorMemory memory;
   bool rank_seen = false;
   int max_rank = 0;
+  // The scale max_rank is on (preempt_by): QOS ranks and partition tiers do
+  // not compare, so it is forgotten when preempt_by changes.
+  PreemptBy rank_scale = PreemptBy::kQos;
   std::uint32_t bait_detections = 0, in_team_preemptions = 0;
   // Clock steps (Engine::Impl::Leap): the part of usage and raw_usage that
   // the latest leap put there, which undo_leap takes back...
@@ -173,6 +176,7 @@ struct Engine::Impl {
     // The leap's part of usage was worked out with the old half-life.
     if (c.decay_half_life != config.decay_half_life) forget_leap();
     config = std::move(c);
+    forget_ranks_of_another_scale();
     for (auto& t : teams)
       if (!t.shares_set) t.shares = config.default_shares;
     if (config.usage_reset == ResetPeriod::kNow) reset_now_pending = true;
@@ -518,6 +522,19 @@ struct Engine::Impl {
   void see_rank(TeamState& t, int rank) {
     if (!t.rank_seen || rank > t.max_rank) t.max_rank = rank;
     t.rank_seen = true;
+    t.rank_scale = config.preempt_by;
+  }
+
+  // A team's top rank seen under another preempt_by (a reconfigure, or a
+  // state saved before one) would make every rank of the new scale look
+  // lower (QOS ranks of a Preempt= chain are >= 2^16, tiers below): the
+  // next jobs observed set it again.
+  void forget_ranks_of_another_scale() {
+    for (auto& t : teams)
+      if (t.rank_seen && t.rank_scale != config.preempt_by) {
+        t.rank_seen = false;
+        t.max_rank = 0;
+      }
   }
 
   // The team's counts at `when` as they would be after this preemption.
@@ -1142,7 +1159,9 @@ std::vector<std::uint8_t> Engine::save_state() const {
     write_value(w, t.memory.preemptor_gpus);  // format 2
     w.u8(t.next_preemptor_slot);              // format 2
     for (JobId id : t.recent_preemptors) w.u64(id);
-    w.u8(t.rank_seen ? 1 : 0);
+    // 0 = no rank seen, 1 = on the QOS scale, 2 = partition tiers (readers
+    // before 2 exists take any non-zero as seen: it only ever gets reset).
+    w.u8(!t.rank_seen ? 0 : t.rank_scale == PreemptBy::kPartition ? 2 : 1);
     w.i64(t.max_rank);
     w.u32(t.bait_detections);
     w.u32(t.in_team_preemptions);
@@ -1220,7 +1239,9 @@ Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
       t.next_preemptor_slot = static_cast<std::uint8_t>(r.u8() % t.recent_preemptors.size());
       for (JobId& id : t.recent_preemptors) id = r.u64();
     }
-    t.rank_seen = r.u8() != 0;
+    const std::uint8_t seen = r.u8();
+    t.rank_seen = seen != 0;
+    t.rank_scale = seen == 2 ? PreemptBy::kPartition : PreemptBy::kQos;
     const std::int64_t max_rank = r.i64();
     if (r.ok() && (max_rank < INT_MIN || max_rank > INT_MAX)) r.fail("a team's max rank is out of range");
     t.max_rank = static_cast<int>(max_rank);
@@ -1324,6 +1345,7 @@ Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
   m.forget_leap();
   for (auto& t : m.teams) t.far_usage = t.far_raw = 0;
   if (m.cluster_gpus <= 0) m.cluster_gpus = cluster_gpus;
+  m.forget_ranks_of_another_scale();
   m.recompute_factors(have_cycle ? last_cycle : m.factors_time);
   return {};
 }

@@ -1096,6 +1096,46 @@ TEST(EngineScavenger, Rules) {
   }
 }
 
+// A team's top rank is on the scale of preempt_by: after a switch from QOS
+// ranks (>= 2^16 for a QOS that preempts another) to partition tiers, the
+// old top rank must not make every job of the team "lower rank" (here: a
+// scavenger any other team may requeue). Forgotten on reconfigure, and on
+// loading a state saved under the other scale.
+TEST(EngineScavenger, TopRankIsForgottenWhenPreemptByChanges) {
+  for (const bool via_state : {false, true}) {
+    ScavScenario s("");
+    s.h.pending.push_back(make_job(3, s.jumper, 0x10064, 8, kT0 - 60));  // a QOS rank
+    s.h.cycle();
+    s.jump(2, kT0);
+    const JobRef tier5 = make_job(11, s.jumper, 5, 8, kT0 - kHour, kT0 + 60);
+    JobRef reclaimer = s.waiting;
+    reclaimer.rank = 5;
+    const PreemptCheck before = s.h.engine.check_reclaim(reclaimer, tier5, kT0 + 120, 0);
+    EXPECT_TRUE(before.allowed) << "under QOS ranks a rank-5 job is below the team's top: a scavenger: "
+                                << before.reason;
+    Engine switched(config_from("preempt_by=partition"));
+    Engine& e = via_state ? switched : s.h.engine;
+    if (via_state) {
+      ASSERT_TRUE(switched.load_state(s.h.engine.save_state()).ok());
+    } else {
+      s.h.engine.reconfigure(config_from("preempt_by=partition"));
+    }
+    // The next cycle sees the team's jobs by tier: 5 is its top.
+    e.begin_cycle(kT0 + 90);
+    e.observe_running(tier5, kT0 + 90);
+    for (const auto& j : s.h.running) e.observe_running(j, kT0 + 90);
+    e.observe_pending(s.waiting);
+    e.end_cycle(kT0 + 90);
+    const PreemptCheck r = e.check_reclaim(reclaimer, tier5, kT0 + 120, 0);
+    EXPECT_FALSE(r.allowed) << (via_state ? "state: " : "reconfigure: ") << r.reason;
+    EXPECT_NE(r.reason.find("exceed its entitlement"), std::string::npos) << r.reason;
+    // Saved again, the new scale stays.
+    Engine again(config_from("preempt_by=partition"));
+    ASSERT_TRUE(again.load_state(e.save_state()).ok());
+    EXPECT_EQ(again.save_state(), e.save_state());
+  }
+}
+
 TEST(EngineScavenger, ATeamInAnEpisodeMayNotReclaimWithJobsThatWouldBeScavengers) {
   // Both teams jumped: the other team's low-rank job would itself start as
   // a scavenger, so it may not take the jumper's (no ping-pong); its urgent
