@@ -165,17 +165,30 @@ extern double gf_cluster_gpus(const gf_gpu_map_t *map)
 	return out;
 }
 
-extern int32_t gf_job_rank(const job_record_t *job)
+extern int32_t gf_job_rank(const job_record_t *job, int rank_by)
 {
-	int32_t prio;
+	const slurmdb_qos_rec_t *qos = job ? job->qos_ptr : NULL;
+	int32_t prio = 0;
 
-	if (!job || !job->qos_ptr)
+	if (!job)
 		return 0;
-	prio = job->qos_ptr->priority > INT32_MAX ?
-		       INT32_MAX : (int32_t)job->qos_ptr->priority;
+	if (qos)
+		prio = qos->priority > INT32_MAX ? INT32_MAX
+						 : (int32_t)qos->priority;
 	/* The rank gf_qos_ranks_refresh published (Preempt= relation first),
-	 * or the QOS Priority before the first cycle. */
-	return gpufair_qos_rank_lookup(job->qos_ptr->id, prio);
+	 * or the QOS Priority before the first cycle; or the tier. */
+	return gpufair_job_rank(rank_by, qos ? qos->id : UINT32_MAX, prio,
+				job->part_ptr ? job->part_ptr->priority_tier
+					      : 0);
+}
+
+extern int gf_rank_by(const char *describe)
+{
+	char by[16];
+
+	gf_describe_str(describe, "preempt_by", by, sizeof(by));
+	return strcmp(by, "partition") ? GPUFAIR_PREEMPT_BY_QOS
+				       : GPUFAIR_PREEMPT_BY_PARTITION;
 }
 
 typedef struct {
@@ -266,13 +279,13 @@ extern int64_t gf_job_eligible(const job_record_t *job, bool accrue_always)
 }
 
 extern void gf_job_fill(gpufair_job_t *out, const job_record_t *job,
-			int32_t team, const gf_gpu_map_t *map)
+			int32_t team, const gf_gpu_map_t *map, int rank_by)
 {
 	memset(out, 0, sizeof(*out));
 	out->job_id = job->job_id;
 	out->team = team;
 	out->user_id = job->user_id;
-	out->rank = gf_job_rank(job);
+	out->rank = gf_job_rank(job, rank_by);
 	out->gpus = gf_job_gpus(map, job);
 	out->submit_time = job->details ? (int64_t)job->details->submit_time
 					: 0;

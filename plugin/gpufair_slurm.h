@@ -72,10 +72,14 @@ extern void gf_gpu_map_build(gf_gpu_map_t *map, const char *describe);
  */
 extern double gf_job_gpus(const gf_gpu_map_t *map, const job_record_t *job);
 
-/* In-team rank: the job's QOS priority (0 without a QOS). */
-/* In-team rank of a job: its QOS's rank from gf_qos_ranks_refresh (a QOS
- * that may preempt another ranks above it; Priority orders the rest). */
-extern int32_t gf_job_rank(const job_record_t *job);
+/* In-team rank of a job under rank_by (GPUFAIR_PREEMPT_BY_*, from
+ * preempt_by): its QOS's rank from gf_qos_ranks_refresh (a QOS that may
+ * preempt another ranks above it; Priority orders the rest), or its
+ * partition's PriorityTier (gpufair_job_rank decides). */
+extern int32_t gf_job_rank(const job_record_t *job, int rank_by);
+/* GPUFAIR_PREEMPT_BY_* of the core's effective configuration (the text of
+ * gpufair_config_describe(); NULL or no preempt_by: qos). */
+extern int gf_rank_by(const char *describe);
 /* Recompute and publish every QOS's rank. Caller holds assoc_mgr QOS READ. */
 extern void gf_qos_ranks_refresh(void);
 
@@ -85,9 +89,10 @@ extern int64_t gf_job_eligible(const job_record_t *job, bool accrue_always);
 /* The cluster's GPUs, weighted like a job's (entitlements compare the two).
  * Caller holds assoc_mgr TRES READ. */
 extern double gf_cluster_gpus(const gf_gpu_map_t *map);
-/* Fill a gpufair_job_t from a job record; team is the core's team id. */
+/* Fill a gpufair_job_t from a job record; team is the core's team id,
+ * rank_by as for gf_job_rank. */
 extern void gf_job_fill(gpufair_job_t *out, const job_record_t *job,
-			int32_t team, const gf_gpu_map_t *map);
+			int32_t team, const gf_gpu_map_t *map, int rank_by);
 
 /*
  * Integer value of "key=value" in the "key=value\n" text of

@@ -3,7 +3,8 @@
  *  (see preempt_conf.h for why).
  *
  *  Locks: build_lock (ours) serialises rebuilds; inside it assoc_mgr TRES
- *  READ. Callers hold slurmctld job locks or none, and no assoc_mgr lock.
+ *  READ. Callers hold slurmctld job locks or none, and no assoc_mgr lock
+ *  (gf_preempt_job: assoc READ, nothing else taken).
 \*****************************************************************************/
 
 #include <stdatomic.h>
@@ -36,6 +37,7 @@ static void _build(gf_preempt_conf_t *c, gpufair_engine_t *e)
 	c->team_level = (int)gf_describe_long(desc, "team_level", 1);
 	gf_describe_str(desc, "preempt_scope", scope, sizeof(scope));
 	c->any_team = !strcmp(scope, "any");
+	c->rules = gf_preempt_rules(gf_rank_by(desc));
 	assoc_mgr_lock(&tres_read);
 	gf_gpu_map_build(&c->gpus, desc[0] ? desc : NULL);
 	assoc_mgr_unlock(&tres_read);
@@ -67,6 +69,18 @@ extern const gf_preempt_conf_t *gf_preempt_conf(gpufair_engine_t *e)
 	}
 	slurm_mutex_unlock(&build_lock);
 	return c;
+}
+
+extern void gf_preempt_job(gpufair_engine_t *e, const gf_preempt_conf_t *c,
+			   const job_record_t *job, gpufair_job_t *out)
+{
+	char path[GF_PATH_MAX];
+	int32_t team = -1;
+
+	if (job->assoc_ptr && gf_account_path(job->assoc_ptr, path,
+					      sizeof(path)))
+		team = gpufair_team_id(e, path);
+	gf_job_fill(out, job, team, &c->gpus, c->rules->rank_by);
 }
 
 extern void gf_preempt_conf_free(void)

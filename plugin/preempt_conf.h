@@ -15,12 +15,14 @@
 #include <time.h>
 
 #include "gpufair_slurm.h"
+#include "preempt_rules.h"
 
 typedef struct gf_preempt_conf {
 	time_t seen;                  /* slurm_conf.last_update it is for */
 	gpufair_engine_t *engine;     /* the shared engine it is for */
 	int team_level;
 	bool any_team;                /* preempt_scope=any */
+	const gf_preempt_rules_t *rules; /* preempt_by: Slurm's rule, ranks */
 	gf_gpu_map_t gpus;            /* GPU weights, as priority/gpufair's */
 	struct gf_preempt_conf *older;/* retired snapshots, freed at fini */
 } gf_preempt_conf_t;
@@ -32,6 +34,12 @@ typedef struct gf_preempt_conf {
  * assoc_mgr lock (a rebuild takes TRES READ).
  */
 extern const gf_preempt_conf_t *gf_preempt_conf(gpufair_engine_t *e);
+
+/* A job as the core sees it under configuration c: its team (from its
+ * account path, rolled up by the engine), rank by c->rules, weighted GPUs.
+ * Caller holds assoc_mgr assoc READ. */
+extern void gf_preempt_job(gpufair_engine_t *e, const gf_preempt_conf_t *c,
+			   const job_record_t *job, gpufair_job_t *out);
 
 /* Frees every snapshot; only when no predicate can run (fini). */
 extern void gf_preempt_conf_free(void);

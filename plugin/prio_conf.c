@@ -113,6 +113,7 @@ extern void gfp_knobs_from_conf(gpufair_knobs_t *k, const char *billing)
 	k->tres_weights = tres_weights;
 	k->tres_cnt = tres_weights_cnt;
 	k->flags = _composition_flags(slurm_conf.priority_flags);
+	k->preempt_type = slurm_conf.preempt_type;
 }
 
 extern gpufair_engine_t *gfp_engine_from_conf(char *err, size_t len)
@@ -239,6 +240,7 @@ extern void gfp_after_config(const char *why)
 			 GF_STATE_FILE);
 	flags = slurm_conf.priority_flags;
 	__atomic_store_n(&gfp.flags, flags, __ATOMIC_RELAXED);
+	__atomic_store_n(&gfp.rank_by, gf_rank_by(desc), __ATOMIC_RELAXED);
 	__atomic_store_n(&gfp.tres_weighted, tres_weights_cnt > 0,
 			 __ATOMIC_RELAXED);
 	slurm_mutex_unlock(&gfp.conf_mutex);

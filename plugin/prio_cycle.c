@@ -147,7 +147,7 @@ extern bool gfp_observe_job(job_record_t *job, gfp_cycle_t *ctx)
 		}
 		if (team < 0)
 			return keep; /* no account: nothing to charge */
-		gf_job_fill(&j, job, team, &gfp.gpus);
+		gf_job_fill(&j, job, team, &gfp.gpus, ctx->rank_by);
 		/* A resumed job is charged from its resume on. */
 		if (job->suspend_time > job->start_time)
 			j.start_time = (int64_t)job->suspend_time;
@@ -179,7 +179,7 @@ extern bool gfp_observe_job(job_record_t *job, gfp_cycle_t *ctx)
 			return keep;
 		memset(&wait_jobs[wait_len], 0, sizeof(wait_jobs[0]));
 		wait_jobs[wait_len].team = in.team;
-		wait_jobs[wait_len].rank = gf_job_rank(job);
+		wait_jobs[wait_len].rank = gf_job_rank(job, ctx->rank_by);
 		wait_jobs[wait_len].gpus = in.gpus;
 		wait_jobs[wait_len].eligible_time = gf_job_eligible(
 			job, ctx->flags & PRIORITY_FLAGS_ACCRUE_ALWAYS);
@@ -256,6 +256,7 @@ extern void gfp_cycle(time_t now)
 		.now = now,
 		.since = gfp.prev_cycle,
 		.flags = __atomic_load_n(&gfp.flags, __ATOMIC_RELAXED),
+		.rank_by = __atomic_load_n(&gfp.rank_by, __ATOMIC_RELAXED),
 	};
 	struct timespec t0, t1, t2;
 
@@ -267,7 +268,8 @@ extern void gfp_cycle(time_t now)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	gfp_refresh_gpus_locked();
 	gfp_refresh_teams_locked();
-	gf_qos_ranks_refresh();
+	if (ctx.rank_by == GPUFAIR_PREEMPT_BY_QOS)
+		gf_qos_ranks_refresh(); /* else ranks are partition tiers */
 	/* As multifactor's decay thread, under the job WRITE lock. */
 	site_factor_g_update();
 	pend_len = 0;

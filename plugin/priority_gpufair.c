@@ -33,7 +33,9 @@
  *  priority_p_recover()       (23.02+) job WRITE lock, after slurmctld
  *              recovered its jobs: we only wake the thread.
  *  priority_p_job_end()       job WRITE lock held (acct_policy_job_fini);
- *              we take assoc+qos WRITE to give back grp_used_tres_run_secs.
+ *              we take assoc READ and map_lock READ for a preemption on
+ *              borrowed reservation time (prio_borrowed.c), released, then
+ *              assoc+qos WRITE to give back grp_used_tres_run_secs.
  *  priority_p_set_assoc_usage(), priority_p_calc_fs_factor(),
  *  priority_p_get_priority_factors_list(): prio_report.c.
  *  Our thread "gpufair": prio_cycle.c.
@@ -252,9 +254,10 @@ extern GF_EXPORT void priority_p_thread_start(void)
  * acct_policy_job_begin reserved (time limit x TRES), as priority/basic
  * does, since we never decay those counters ourselves.
  *
- * Preemptions are NOT recorded here: preempt/gpufair records them at the
- * grace-time query (see preempt_gpufair.c), which fires in every mode and
- * knows the preemptor. Here we only log them.
+ * Preemptions are recorded by preempt/gpufair at the grace-time query (see
+ * preempt_record.c), which knows the preemptor; all but those of jobs on
+ * borrowed reservation time, for which Slurm never asks: those are
+ * recorded here (prio_borrowed.c), once.
  */
 extern GF_EXPORT void priority_p_job_end(job_record_t *job_ptr)
 {
@@ -267,6 +270,7 @@ extern GF_EXPORT void priority_p_job_end(job_record_t *job_ptr)
 	log_flag(PRIO, "%s: %pJ ended at %ld%s", plugin_type, job_ptr,
 		 (long)job_ptr->end_time,
 		 job_ptr->preempt_time ? " (preempted)" : "");
+	gfp_borrowed_preemption(job_ptr);
 	gpufair_job_ended(gfp.engine, job_ptr->job_id,
 			  (int64_t)(job_ptr->end_time ? job_ptr->end_time
 						      : time(NULL)));

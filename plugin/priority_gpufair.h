@@ -12,6 +12,8 @@
  *    prio_input.c        what a job's priority is computed from, per
  *                        partition and QOS; the priority array
  *    prio_report.c       a job's priority and its breakdown; sprio, sshare
+ *    prio_borrowed.c     preemptions on borrowed reservation time, which
+ *                        preempt/gpufair never sees, recorded at job end
  *
  *  Every function says which locks its caller holds; the lock order is
  *  slurmctld locks, then assoc_mgr locks, then map_lock, then conf_mutex
@@ -67,6 +69,7 @@ typedef struct {
 	pthread_mutex_t conf_mutex;
 	int team_level;
 	uint16_t flags;               /* PriorityFlags */
+	int rank_by;                  /* preempt_by: GPUFAIR_PREEMPT_BY_* */
 	bool tres_weighted;           /* PriorityWeightTRES is set */
 	char state_path[PATH_MAX];
 	char describe[8192];          /* effective config (config_describe) */
@@ -110,6 +113,7 @@ typedef struct {
 	time_t since;     /* jobs that ended at or after this are reported */
 	bool full_walk;   /* this cycle follows job_list (prio_job_table.c) */
 	uint16_t flags;   /* PriorityFlags of this cycle */
+	int rank_by;      /* in-team ranks of this cycle (preempt_by) */
 	int running, pending, ended, reprioritised, tracked;
 } gfp_cycle_t;
 
@@ -214,6 +218,11 @@ extern void gfp_prefetch_refs(const job_record_t *job);
  * holds the cycle's locks. */
 extern bool gfp_observe_job(job_record_t *job, gfp_cycle_t *ctx);
 
+/* --- prio_borrowed.c --------------------------------------------------- */
+/* From priority_p_job_end(): when victim was preempted because it ran on a
+ * MaxStartDelay reservation's nodes on borrowed time, report it to the core
+ * (once). Caller holds job WRITE and no assoc_mgr lock. */
+extern void gfp_borrowed_preemption(job_record_t *victim);
 /* --- prio_job_table.c -------------------------------------------------- */
 /* From priority_p_set(): a job the table's id scan may not see. */
 extern void gfp_table_notice(job_record_t *job);

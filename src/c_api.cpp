@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <mutex>
 #include <new>
 #include <span>
 #include <stdexcept>
@@ -94,6 +95,7 @@ gpufair::Result<gpufair::SlurmKnobs> to_knobs(const gpufair_knobs_t* k) {
   out.raw.partition = (k->flags & GPUFAIR_PRIO_NO_NORMAL_PART) != 0;
   out.raw.qos = (k->flags & GPUFAIR_PRIO_NO_NORMAL_QOS) != 0;
   out.raw.tres = (k->flags & GPUFAIR_PRIO_NO_NORMAL_TRES) != 0;
+  if (k->preempt_type) out.preempt_type = k->preempt_type;
   return out;
 }
 
@@ -151,6 +153,24 @@ gpufair::PriorityInput to_input(const gpufair_prio_input_t& in) {
   return p;
 }
 
+// One real preemption into the engine, by one of its record_* calls.
+// 1 = bait, 0 = not, <0 error.
+using RecordFn = gpufair::BaitDecision (gpufair::Engine::*)(const JobRef&, const JobRef&, gpufair::TimePoint);
+int record_event(const char* what, RecordFn record, gpufair_engine_t* e, const gpufair_job_t* preemptor,
+                 const gpufair_job_t* victim, int64_t when, char* reason, size_t reasonlen) {
+  if (!e || !preemptor || !victim) {
+    put(reason, reasonlen, std::string(what) + ": NULL argument");
+    return -GPUFAIR_ERR_ARG;
+  }
+  int out = -GPUFAIR_ERR_INTERNAL;
+  const int rc = guarded(reason, reasonlen, [&] {
+    const auto d = (e->engine.*record)(to_ref(*preemptor), to_ref(*victim), when);
+    put(reason, reasonlen, d.reason);
+    out = d.bait ? 1 : 0;
+    return GPUFAIR_OK;
+  });
+  return rc == GPUFAIR_OK ? out : -rc;
+}
 }  // namespace
 
 extern "C" {
@@ -264,6 +284,12 @@ int32_t gpufair_qos_rank_lookup(uint32_t id, int32_t fallback) {
   if (id >= GPUFAIR_QOS_RANK_IDS) return fallback;
   const std::int32_t v = g_qos_rank[id].load(std::memory_order_relaxed);
   return v > 0 ? v - 1 : fallback;
+}
+
+int32_t gpufair_job_rank(int preempt_by, uint32_t qos_id, int32_t qos_priority, uint32_t partition_tier) {
+  if (preempt_by == GPUFAIR_PREEMPT_BY_PARTITION)
+    return gpufair::in_team_rank(gpufair::PreemptBy::kPartition, 0, partition_tier);
+  return gpufair::in_team_rank(gpufair::PreemptBy::kQos, gpufair_qos_rank_lookup(qos_id, qos_priority), 0);
 }
 
 int gpufair_reclaim_possible(const gpufair_engine_t* e) { return e && e->engine.reclaim_possible() ? 1 : 0; }
@@ -447,21 +473,38 @@ int gpufair_preempt_allowed(const gpufair_engine_t* e, const gpufair_job_t* pree
   return rc == GPUFAIR_OK ? out : -rc;
 }
 
+
 int gpufair_record_preemption(gpufair_engine_t* e, const gpufair_job_t* preemptor,
                               const gpufair_job_t* victim, int64_t when, char* reason,
                               size_t reasonlen) {
-  if (!e || !preemptor || !victim) {
-    put(reason, reasonlen, "gpufair_record_preemption: NULL argument");
-    return -GPUFAIR_ERR_ARG;
-  }
-  int out = -GPUFAIR_ERR_INTERNAL;
-  const int rc = guarded(reason, reasonlen, [&] {
-    const auto d = e->engine.record_preemption(to_ref(*preemptor), to_ref(*victim), when);
-    put(reason, reasonlen, d.reason);
-    out = d.bait ? 1 : 0;
-    return GPUFAIR_OK;
-  });
-  return rc == GPUFAIR_OK ? out : -rc;
+  return record_event(__func__, &gpufair::Engine::record_preemption, e, preemptor, victim, when, reason,
+                      reasonlen);
+}
+
+int gpufair_record_resv_preemption(gpufair_engine_t* e, const gpufair_job_t* preemptor,
+                                   const gpufair_job_t* victim, int64_t when, char* reason,
+                                   size_t reasonlen) {
+  return record_event(__func__, &gpufair::Engine::record_resv_preemption, e, preemptor, victim, when,
+                      reason, reasonlen);
+}
+
+namespace {
+// Preemptions already reported, direct-mapped by victim id (see c_api.h).
+struct Claim {
+  uint64_t victim = 0;
+  int64_t key = 0;
+  bool used = false;
+};
+std::mutex g_claim_mu;
+Claim g_claims[GPUFAIR_CLAIM_SLOTS];
+}  // namespace
+
+int gpufair_preemption_claim(uint64_t victim, int64_t key) {
+  std::lock_guard lock(g_claim_mu);
+  Claim& c = g_claims[victim % GPUFAIR_CLAIM_SLOTS];
+  if (c.used && c.victim == victim && c.key == key) return 0;
+  c = Claim{victim, key, true};
+  return 1;
 }
 
 int gpufair_team_report(const gpufair_engine_t* e, int32_t team, int64_t now,

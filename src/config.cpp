@@ -244,6 +244,11 @@ const std::vector<KeyDef>& key_table() {
                    else return "not a preemption scope";
                    return {};
                  }});
+    t.push_back(choice_key<PreemptBy>(
+        "preempt_by", {{"qos", PreemptBy::kQos}, {"partition", PreemptBy::kPartition}},
+        "who may preempt whom, and so a job's in-team rank: QOS Preempt= lists (qos, as preempt/qos) or "
+        "partition PriorityTier (partition, as preempt/partition_prio)",
+        "not a preemption rule", [](Config& c) -> PreemptBy& { return c.preempt_by; }));
     t.push_back(number_key("bait_threshold", 0, 100, "detector score at which a victim is bait",
                            [](Config& c) -> double& { return c.bait.threshold; }));
     t.push_back(duration_key("bait_young", 1, 30 * kDay,
@@ -417,6 +422,24 @@ void apply_knobs(const SlurmKnobs& k, Config& c, std::vector<std::string>& error
   apply_tres_billing(k.tres_billing_weights, c, errors);
 }
 
+// Slurm's own preempt plugins each preempt by one rule; in-team ranks must
+// come from the same one, or the detector and the scavenger rule would see
+// "lower rank" where Slurm sees none (preempt/gpufair follows preempt_by).
+void check_preempt_type(const SlurmKnobs& k, const Config& c, std::vector<std::string>& errors) {
+  const std::string type = lower(trim(k.preempt_type));
+  if (type == "preempt/qos" && c.preempt_by == PreemptBy::kPartition)
+    errors.push_back(problem("preempt_by", "partition",
+                             "PreemptType=preempt/qos preempts by QOS, so in-team ranks must come from the QOS",
+                             "qos with PreemptType=preempt/qos; partition with preempt/partition_prio or "
+                             "preempt/gpufair"));
+  if (type == "preempt/partition_prio" && c.preempt_by == PreemptBy::kQos)
+    errors.push_back(problem("preempt_by", "qos",
+                             "PreemptType=preempt/partition_prio preempts by partition PriorityTier, so in-team "
+                             "ranks must come from the tier",
+                             "partition with PreemptType=preempt/partition_prio; qos with preempt/qos or "
+                             "preempt/gpufair"));
+}
+
 bool is_digit(char ch) { return ch >= '0' && ch <= '9'; }
 
 // "a:b:c" -> up to three non-negative integer fields.
@@ -546,6 +569,7 @@ Result<Config> parse_config(std::string_view params, const SlurmKnobs& knobs) {
     const std::string what = def->set(c, value);
     if (!what.empty()) errors.push_back(problem(key, value, what, def->accepted));
   }
+  if (knobs.set) check_preempt_type(knobs, c, errors);
 
   if (!errors.empty()) {
     std::string msg = std::to_string(errors.size()) + " configuration error" +

@@ -52,6 +52,9 @@ struct TeamState {
   DetectorMemory memory;
   bool rank_seen = false;
   int max_rank = 0;
+  // The scale max_rank is on (preempt_by): QOS ranks and partition tiers do
+  // not compare, so it is forgotten when preempt_by changes.
+  PreemptBy rank_scale = PreemptBy::kQos;
   std::uint32_t bait_detections = 0, in_team_preemptions = 0;
   // Clock steps (Engine::Impl::Leap): the part of usage and raw_usage that
   // the latest leap put there, which undo_leap takes back...
@@ -173,6 +176,7 @@ struct Engine::Impl {
     // The leap's part of usage was worked out with the old half-life.
     if (c.decay_half_life != config.decay_half_life) forget_leap();
     config = std::move(c);
+    forget_ranks_of_another_scale();
     for (auto& t : teams)
       if (!t.shares_set) t.shares = config.default_shares;
     if (config.usage_reset == ResetPeriod::kNow) reset_now_pending = true;
@@ -518,6 +522,19 @@ struct Engine::Impl {
   void see_rank(TeamState& t, int rank) {
     if (!t.rank_seen || rank > t.max_rank) t.max_rank = rank;
     t.rank_seen = true;
+    t.rank_scale = config.preempt_by;
+  }
+
+  // A team's top rank seen under another preempt_by (a reconfigure, or a
+  // state saved before one) would make every rank of the new scale look
+  // lower (QOS ranks of a Preempt= chain are >= 2^16, tiers below): the
+  // next jobs observed set it again.
+  void forget_ranks_of_another_scale() {
+    for (auto& t : teams)
+      if (t.rank_seen && t.rank_scale != config.preempt_by) {
+        t.rank_seen = false;
+        t.max_rank = 0;
+      }
   }
 
   // The team's counts at `when` as they would be after this preemption.
@@ -914,6 +931,17 @@ PreemptCheck Engine::check_reclaim(const JobRef& reclaimer, const JobRef& victim
 }
 
 namespace {
+// A decision about one preemption, before it is judged.
+BaitDecision decision_of(const JobRef& preemptor, const JobRef& victim, TimePoint when) {
+  BaitDecision d;
+  d.preemptor = preemptor.id;
+  d.victim = victim.id;
+  d.team = preemptor.team;
+  d.when = when;
+  d.in_team = preemptor.team == victim.team;
+  return d;
+}
+
 void remember(std::deque<BaitDecision>& recent, BaitDecision d) {
   recent.push_back(std::move(d));
   while (recent.size() > kRecentDecisions) recent.pop_front();
@@ -926,12 +954,7 @@ BaitDecision Engine::record_preemption(const JobRef& preemptor, const JobRef& vi
   Impl& m = *impl_;
   m.check_team(preemptor.team, "record_preemption (preemptor)");
   TeamState& t = m.teams[static_cast<std::size_t>(preemptor.team)];
-  BaitDecision d;
-  d.preemptor = preemptor.id;
-  d.victim = victim.id;
-  d.team = preemptor.team;
-  d.when = when;
-  d.in_team = preemptor.team == victim.team;
+  BaitDecision d = decision_of(preemptor, victim, when);
   if (!d.in_team && m.config.preempt_scope != PreemptScope::kAny) {
     // Not an in-team jump: the reclaim rule let it through.
     m.check_team(victim.team, "record_preemption (victim)");
@@ -1042,6 +1065,35 @@ BaitDecision Engine::record_preemption(const JobRef& preemptor, const JobRef& vi
   return d;
 }
 
+BaitDecision Engine::record_resv_preemption(const JobRef& preemptor, const JobRef& victim,
+                                            TimePoint when) {
+  std::unique_lock lock(impl_->mu);
+  Impl& m = *impl_;
+  m.check_team(preemptor.team, "record_resv_preemption (preemptor)");
+  TeamState& t = m.teams[static_cast<std::size_t>(preemptor.team)];
+  const bool victim_known = victim.team >= 0 && static_cast<std::size_t>(victim.team) < m.teams.size();
+  BaitDecision d = decision_of(preemptor, victim, when);
+  d.reservation = true;
+  const std::string whose = d.in_team        ? std::string("the same team")
+                            : victim_known ? "team " + m.teams[static_cast<std::size_t>(victim.team)].name
+                                           : std::string("no known team");
+  char buf[448];
+  std::snprintf(buf, sizeof buf,
+                "reservation: job %llu of team %s took back its reservation's nodes (MaxStartDelay) from job "
+                "%llu of %s, which ran there on borrowed time; Slurm preempts such a job whatever the "
+                "preemption rules: not a queue jump, no price, not judged",
+                static_cast<unsigned long long>(preemptor.id), t.name.c_str(),
+                static_cast<unsigned long long>(victim.id), whose.c_str());
+  d.reason = buf;
+  if (!d.in_team && victim_known) {
+    BaitDecision dv = d;
+    dv.team = victim.team;
+    remember(m.teams[static_cast<std::size_t>(victim.team)].recent, std::move(dv));
+  }
+  remember(t.recent, d);
+  return d;
+}
+
 TeamReport Engine::team_report(TeamId team, TimePoint now) const {
   std::shared_lock lock(impl_->mu);
   impl_->check_team(team, "team_report");
@@ -1107,7 +1159,9 @@ std::vector<std::uint8_t> Engine::save_state() const {
     write_value(w, t.memory.preemptor_gpus);  // format 2
     w.u8(t.next_preemptor_slot);              // format 2
     for (JobId id : t.recent_preemptors) w.u64(id);
-    w.u8(t.rank_seen ? 1 : 0);
+    // 0 = no rank seen, 1 = on the QOS scale, 2 = partition tiers (readers
+    // before 2 exists take any non-zero as seen: it only ever gets reset).
+    w.u8(!t.rank_seen ? 0 : t.rank_scale == PreemptBy::kPartition ? 2 : 1);
     w.i64(t.max_rank);
     w.u32(t.bait_detections);
     w.u32(t.in_team_preemptions);
@@ -1124,7 +1178,8 @@ std::vector<std::uint8_t> Engine::save_state() const {
       w.u64(d.victim);
       w.i64(d.when);
       w.u8(d.in_team ? 1 : 0);
-      w.u8((d.bait ? 1 : 0) | (d.reclaim ? 2 : 0));  // format 3: bit 1 = reclaim
+      // format 3: bit 1 = reclaim; bit 2 = reservation (older readers ignore it)
+      w.u8((d.bait ? 1 : 0) | (d.reclaim ? 2 : 0) | (d.reservation ? 4 : 0));
       w.f64(d.score);
       w.i64(d.skipped);
       w.f64(d.charged_gpu_s);
@@ -1184,7 +1239,9 @@ Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
       t.next_preemptor_slot = static_cast<std::uint8_t>(r.u8() % t.recent_preemptors.size());
       for (JobId& id : t.recent_preemptors) id = r.u64();
     }
-    t.rank_seen = r.u8() != 0;
+    const std::uint8_t seen = r.u8();
+    t.rank_seen = seen != 0;
+    t.rank_scale = seen == 2 ? PreemptBy::kPartition : PreemptBy::kQos;
     const std::int64_t max_rank = r.i64();
     if (r.ok() && (max_rank < INT_MIN || max_rank > INT_MAX)) r.fail("a team's max rank is out of range");
     t.max_rank = static_cast<int>(max_rank);
@@ -1211,6 +1268,7 @@ Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
       const std::uint8_t flags = r.u8();
       d.bait = (flags & 1) != 0;
       d.reclaim = (flags & 2) != 0;
+      d.reservation = (flags & 4) != 0;
       d.score = r.f64();
       d.skipped = r.i64();
       d.charged_gpu_s = r.f64();
@@ -1287,6 +1345,7 @@ Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
   m.forget_leap();
   for (auto& t : m.teams) t.far_usage = t.far_raw = 0;
   if (m.cluster_gpus <= 0) m.cluster_gpus = cluster_gpus;
+  m.forget_ranks_of_another_scale();
   m.recompute_factors(have_cycle ? last_cycle : m.factors_time);
   return {};
 }

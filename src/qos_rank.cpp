@@ -38,4 +38,10 @@ std::vector<std::int32_t> qos_ranks(const std::vector<std::uint32_t>& priority,
   return rank;
 }
 
+std::int32_t in_team_rank(PreemptBy by, std::int32_t qos_rank, std::uint32_t partition_tier) {
+  if (by == PreemptBy::kPartition)
+    return static_cast<std::int32_t>(std::min<std::uint32_t>(partition_tier, 0x7FFFFFFF));
+  return qos_rank;
+}
+
 }  // namespace gpufair

@@ -244,6 +244,7 @@ int main(int argc, char** argv) {
         j << (d > first ? "," : "") << "{\"when\":" << b.when << ",\"preemptor\":" << b.preemptor
           << ",\"victim\":" << b.victim << ",\"in_team\":" << (b.in_team ? "true" : "false")
           << ",\"bait\":" << (b.bait ? "true" : "false") << ",\"reclaim\":" << (b.reclaim ? "true" : "false")
+          << ",\"reservation\":" << (b.reservation ? "true" : "false")
           << ",\"score\":" << num(b.score)
           << ",\"skipped_s\":" << b.skipped << ",\"charged_gpu_s\":" << num(b.charged_gpu_s)
           << ",\"penalty_added\":" << num(b.penalty_added) << ",\"reason\":\""
@@ -283,7 +284,7 @@ int main(int argc, char** argv) {
                   when(b.when).c_str(), r.name.c_str(),
                   static_cast<unsigned long long>(b.preemptor),
                   static_cast<unsigned long long>(b.victim),
-                  b.reclaim ? "RECLAIM" : b.bait ? "BAIT" : "honest", b.score,
+                  b.reservation ? "RESERVATION" : b.reclaim ? "RECLAIM" : b.bait ? "BAIT" : "honest", b.score,
                   static_cast<long long>(b.skipped), b.penalty_added, b.charged_gpu_s,
                   b.reason.c_str());
     }

@@ -49,6 +49,9 @@ typedef struct {
 	const double *tres_weights;
 	int32_t tres_cnt;
 	uint32_t flags;              /* GPUFAIR_PRIO_* below (from PriorityFlags) */
+	const char *preempt_type;    /* PreemptType, may be NULL: preempt_by must
+	                                agree with preempt/qos and
+	                                preempt/partition_prio */
 } gpufair_knobs_t;
 
 /* PriorityFlags that change how a priority is composed (priority.h). */
@@ -71,7 +74,7 @@ typedef struct {
 	uint64_t job_id;
 	int32_t team;          /* from gpufair_team_id() */
 	uint32_t user_id;
-	int32_t rank;          /* in-team rank: the QOS priority (higher outranks) */
+	int32_t rank;          /* in-team rank (higher outranks): gpufair_job_rank() */
 	double gpus;           /* GPUs allocated (running) or requested (pending),
 	                          already weighted by GPU type */
 	int64_t submit_time;
@@ -149,6 +152,15 @@ int gpufair_qos_ranks(size_t n, const uint32_t *priority, const uint32_t *preemp
 #define GPUFAIR_QOS_RANK_IDS 4096
 void gpufair_qos_ranks_publish(const uint32_t *ids, const int32_t *ranks, size_t n);
 int32_t gpufair_qos_rank_lookup(uint32_t id, int32_t fallback);
+
+/* preempt_by (config.h): whose rule says who may preempt whom. */
+#define GPUFAIR_PREEMPT_BY_QOS 0
+#define GPUFAIR_PREEMPT_BY_PARTITION 1
+/* A job's in-team rank (qos_rank.h, in_team_rank) under preempt_by: its
+ * QOS's published rank (gpufair_qos_rank_lookup; qos_priority while none is
+ * published), or its partition's PriorityTier. Lock free. */
+int32_t gpufair_job_rank(int preempt_by, uint32_t qos_id, int32_t qos_priority,
+                         uint32_t partition_tier);
 
 /* Version of the core library, e.g. "0.1.0". */
 const char *gpufair_version(void);
@@ -241,6 +253,23 @@ int gpufair_record_preemption(gpufair_engine_t *e,
                               const gpufair_job_t *preemptor,
                               const gpufair_job_t *victim, int64_t when,
                               char *reason, size_t reasonlen);
+
+/* A job of a MaxStartDelay reservation took back its nodes from victim,
+ * which ran there on borrowed time (Slurm preempts such a job whatever the
+ * preemption rules): listed with the decisions, never priced or judged.
+ * Returns 0, or <0 on error; reason says what was recorded. */
+int gpufair_record_resv_preemption(gpufair_engine_t *e,
+                                   const gpufair_job_t *preemptor,
+                                   const gpufair_job_t *victim, int64_t when,
+                                   char *reason, size_t reasonlen);
+
+/* The process's record of preemptions already reported, shared by both
+ * plugins (a preemption may be seen by each): 1 the first time (victim,
+ * key) is claimed, 0 after. Direct-mapped by victim id over
+ * GPUFAIR_CLAIM_SLOTS slots: a claim is forgotten once another victim of
+ * the same slot is claimed. Any thread. */
+#define GPUFAIR_CLAIM_SLOTS 65536
+int gpufair_preemption_claim(uint64_t victim, int64_t key);
 
 int gpufair_team_report(const gpufair_engine_t *e, int32_t team, int64_t now,
                         gpufair_team_report_t *out);

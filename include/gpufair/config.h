@@ -20,6 +20,10 @@ namespace gpufair {
 
 enum class ResetPeriod { kNone, kNow, kDaily, kWeekly, kMonthly, kQuarterly, kYearly };
 enum class PreemptScope { kTeam, kAny };
+// Whose rule says who may preempt whom, and so what a job's in-team rank is
+// (qos_rank.h, in_team_rank): the QOS Preempt= lists, as Slurm's preempt/qos,
+// or the partitions' PriorityTier, as preempt/partition_prio.
+enum class PreemptBy { kQos, kPartition };
 enum class BaitBlock { kNever, kPenalized, kAlways };
 // Whose GPUs a team below its share may take back (design.md, "Reclaim").
 enum class Reclaim { kOff, kJumpers, kAll };
@@ -52,6 +56,9 @@ struct SlurmKnobs {
   std::vector<double> tres_weights;
   bool size_relative = false;                     // PriorityFlags=SMALL_RELATIVE_TO_TIME
   RawFactors raw;                                 // PriorityFlags=NO_NORMAL_*
+  // PreemptType ("preempt/qos"); empty = unknown. preempt_by must agree
+  // with the rule Slurm's own preempt plugins preempt by.
+  std::string preempt_type;
 };
 
 struct Weights {
@@ -148,6 +155,7 @@ struct Config {
   int team_level = 1;              // team_level: account depth below root that is a team
   double default_shares = 1.0;     // default_shares: for teams with no association
   PreemptScope preempt_scope = PreemptScope::kTeam;  // preempt_scope
+  PreemptBy preempt_by = PreemptBy::kQos;            // preempt_by
   BaitConfig bait;
   PenaltyConfig penalty;
   JumpConfig jump;

@@ -42,6 +42,10 @@ struct BaitDecision {
   bool in_team = false;
   bool bait = false;
   bool reclaim = false;      // a reclaim across teams, not a queue jump
+  // The victim ran on borrowed reservation time (a MaxStartDelay
+  // reservation's idle nodes) and the reservation's job took them back:
+  // Slurm preempts it whatever the preemption rules; not a queue jump.
+  bool reservation = false;
   double score = 0;
   Seconds skipped = 0;       // GPU-weighted queue time of the runnable jobs ahead it skipped
   double charged_gpu_s = 0;  // the jump's price, added to the team's usage
@@ -135,6 +139,13 @@ class Engine {
   // cross-team one (preempt_scope=team) is recorded as a reclaim.
   BaitDecision record_preemption(const JobRef& preemptor, const JobRef& victim,
                                  TimePoint when);
+  // A job of a MaxStartDelay reservation took back its nodes from a job
+  // that ran there on borrowed time (Slurm preempts it automatically, no
+  // rule asked): listed with the decisions of the preemptor's team, and of
+  // the victim's when it is another known team; no price, never judged,
+  // no counter moves (the victim's GPUs leave with job_ended).
+  BaitDecision record_resv_preemption(const JobRef& preemptor, const JobRef& victim,
+                                      TimePoint when);
 
   // Views.
   TeamReport team_report(TeamId team, TimePoint now) const;

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "gpufair/config.h"
+
 namespace gpufair {
 
 // `priority[i]`: QOS i's Priority; `preempts`: pairs (i, j) meaning QOS i may
@@ -18,5 +20,13 @@ namespace gpufair {
 // relation. QOS that preempt each other (a cycle) share one height.
 std::vector<std::int32_t> qos_ranks(const std::vector<std::uint32_t>& priority,
                                     const std::vector<std::pair<std::uint32_t, std::uint32_t>>& preempts);
+
+// A job's in-team rank under preempt_by: with kQos its QOS's rank (above);
+// with kPartition its partition's PriorityTier, the order Slurm's
+// preempt/partition_prio preempts by (a higher tier may preempt a lower one,
+// the same tier never), whatever the QOS. The bait detector's rank gap, the
+// scavenger rule's "lower rank" and a team's top rank all read this one
+// number, so they follow the rule Slurm actually preempts by.
+std::int32_t in_team_rank(PreemptBy by, std::int32_t qos_rank, std::uint32_t partition_tier);
 
 }  // namespace gpufair

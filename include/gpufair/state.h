@@ -21,6 +21,9 @@ inline constexpr char kStateMagic[8] = {'G', 'P', 'U', 'F', 'A', 'I', 'R', '1'};
 // 3: the detector's low-rank memory in GPU-seconds (was job counts: reset
 // on load), jump prices and reclaim counters, the reclaim flag of decisions.
 // 4: each team's scavenger episode (since, until); older files load with none.
+//    Later, within 4: a team's "rank seen" byte says the scale of its top
+//    rank (1 = QOS ranks, 2 = partition tiers; older readers take 2 as seen),
+//    and a decision's flags byte marks reservation decisions (bit 2).
 inline constexpr std::uint32_t kStateFormatVersion = 4;
 inline constexpr std::size_t kStateHeaderSize = 8 + 4 + 8 + 8;
 

@@ -129,22 +129,38 @@ static void test_job_fill(void)
 	gf_gpu_map_t map = { .gpu_pos = -1 };
 	gpufair_job_t j;
 
-	gf_job_fill(&j, &job, 7, &map);
+	gf_job_fill(&j, &job, 7, &map, GPUFAIR_PREEMPT_BY_QOS);
 	CHECK(j.job_id == 42 && j.team == 7 && j.user_id == 1001 &&
 	      j.rank == 100 && j.gpus == 0 && j.submit_time == 1000 &&
 	      j.eligible_time == 1200 && j.start_time == 1500,
 	      "fill running");
 	job.job_state = JOB_PENDING;
-	gf_job_fill(&j, &job, 7, &map);
+	gf_job_fill(&j, &job, 7, &map, GPUFAIR_PREEMPT_BY_QOS);
 	CHECK(j.start_time == 0, "pending has no start");
 	CHECK(gf_job_eligible(&job, true) == 1000, "ACCRUE_ALWAYS: submit");
 	details.begin_time = 0;
 	CHECK(gf_job_eligible(&job, false) == 1000, "no begin: submit");
 	job.qos_ptr = NULL;
-	CHECK(gf_job_rank(&job) == 0, "no QOS: rank 0");
+	CHECK(gf_job_rank(&job, GPUFAIR_PREEMPT_BY_QOS) == 0, "no QOS: rank 0");
 	qos.priority = 0xffffffffu;
 	job.qos_ptr = &qos;
-	CHECK(gf_job_rank(&job) == INT32_MAX, "huge QOS priority clamps");
+	CHECK(gf_job_rank(&job, GPUFAIR_PREEMPT_BY_QOS) == INT32_MAX,
+	      "huge QOS priority clamps");
+
+	/* preempt_by=partition: the partition's tier, whatever the QOS. */
+	part_record_t part = { .priority_tier = 7 };
+	CHECK(gf_job_rank(&job, GPUFAIR_PREEMPT_BY_PARTITION) == 0,
+	      "no partition: tier 0");
+	job.part_ptr = &part;
+	CHECK(gf_job_rank(&job, GPUFAIR_PREEMPT_BY_PARTITION) == 7,
+	      "partition tier %d", gf_job_rank(&job, GPUFAIR_PREEMPT_BY_PARTITION));
+	job.qos_ptr = NULL;
+	gf_job_fill(&j, &job, 7, &map, GPUFAIR_PREEMPT_BY_PARTITION);
+	CHECK(j.rank == 7, "fill ranks by tier without a QOS (%d)", j.rank);
+	CHECK(gf_rank_by("team_level=1\npreempt_by=partition\n") ==
+		      GPUFAIR_PREEMPT_BY_PARTITION &&
+	      gf_rank_by("preempt_by=qos\n") == GPUFAIR_PREEMPT_BY_QOS &&
+	      gf_rank_by(NULL) == GPUFAIR_PREEMPT_BY_QOS, "gf_rank_by");
 }
 
 static void test_describe(void)

@@ -121,6 +121,63 @@ TEST(CApi, QosRanksFromThePreemptRelation) {
   EXPECT_EQ(gpufair_qos_rank_lookup(1, -5), -5);
 }
 
+// gpufair_job_rank: the shared QOS table under preempt_by=qos, the tier
+// under partition; and PreemptType reaches the core through the knobs.
+TEST(CApi, JobRankFollowsPreemptBy) {
+  const uint32_t ids[] = {3};
+  const int32_t ranks[] = {0x20000};
+  gpufair_qos_ranks_publish(ids, ranks, 1);
+  EXPECT_EQ(gpufair_job_rank(GPUFAIR_PREEMPT_BY_QOS, 3, 5, 40), 0x20000);
+  EXPECT_EQ(gpufair_job_rank(GPUFAIR_PREEMPT_BY_QOS, 4, 5, 40), 5);  // not published: its Priority
+  EXPECT_EQ(gpufair_job_rank(GPUFAIR_PREEMPT_BY_PARTITION, 3, 5, 40), 40);
+  EXPECT_EQ(gpufair_job_rank(GPUFAIR_PREEMPT_BY_PARTITION, 4, 5, 0), 0);
+  gpufair_qos_ranks_publish(nullptr, nullptr, 0);
+
+  gpufair_knobs_t k{};
+  k.knobs_set = 1;
+  k.preempt_type = "preempt/qos";
+  char err[512];
+  EXPECT_EQ(gpufair_config_check("preempt_by=partition", &k, err, sizeof err), GPUFAIR_ERR_CONFIG);
+  EXPECT_TRUE(contains(err, "preempt_by='partition'")) << err;
+  k.preempt_type = "preempt/gpufair";
+  EXPECT_EQ(gpufair_config_check("preempt_by=partition", &k, err, sizeof err), GPUFAIR_OK) << err;
+  EngineHandle h("preempt_by=partition", &k);
+  ASSERT_NE(h.e, nullptr) << h.err;
+  char desc[8192];
+  ASSERT_EQ(gpufair_config_describe(h.e, desc, sizeof desc), GPUFAIR_OK);
+  EXPECT_TRUE(contains(desc, "preempt_by=partition\n")) << desc;
+}
+
+// The shared record of reported preemptions: once per (victim, key); a
+// new key (the victim started again) or a slot taken by another victim
+// makes it new again.
+TEST(CApi, PreemptionClaimsOncePerVictimAndKey) {
+  const uint64_t v = 123456789;
+  EXPECT_EQ(gpufair_preemption_claim(v, 1000), 1);
+  EXPECT_EQ(gpufair_preemption_claim(v, 1000), 0);
+  EXPECT_EQ(gpufair_preemption_claim(v, 1000), 0);
+  EXPECT_EQ(gpufair_preemption_claim(v, 2000), 1);  // requeued and started again
+  EXPECT_EQ(gpufair_preemption_claim(v + 1, 2000), 1);
+  EXPECT_EQ(gpufair_preemption_claim(v, 2000), 0);  // another slot: kept
+  EXPECT_EQ(gpufair_preemption_claim(v + GPUFAIR_CLAIM_SLOTS, 2000), 1);
+  EXPECT_EQ(gpufair_preemption_claim(v, 2000), 1);  // same slot: forgotten
+}
+
+TEST(CApi, ReservationPreemptionThroughTheCApi) {
+  EngineHandle h;
+  ASSERT_NE(h.e, nullptr);
+  const int32_t a = gpufair_team_id(h.e, "a"), b = gpufair_team_id(h.e, "b");
+  gpufair_job_t borrower{1, a, 1001, 0, 8, 10, 10, 20, 0, 0};
+  gpufair_job_t resv{2, b, 1002, 0, 8, 30, 30, 0, 0, 0};
+  char reason[512];
+  EXPECT_EQ(gpufair_record_resv_preemption(h.e, &resv, &borrower, 40, reason, sizeof reason), 0);
+  EXPECT_TRUE(contains(reason, "borrowed time")) << reason;
+  EXPECT_LT(gpufair_record_resv_preemption(nullptr, &resv, &borrower, 40, reason, sizeof reason), 0);
+  EXPECT_TRUE(contains(reason, "gpufair_record_resv_preemption: NULL argument")) << reason;
+  resv.team = 99;
+  EXPECT_LT(gpufair_record_resv_preemption(h.e, &resv, &borrower, 40, reason, sizeof reason), 0);
+}
+
 TEST(CApi, NullAndBadArguments) {
   EngineHandle h;
   ASSERT_NE(h.e, nullptr);

@@ -69,7 +69,7 @@ TEST(Config, EveryKeyParses) {
       "half_life=14-00:00:00,calc_period=1m,max_age=3d,usage_reset=monthly,weight_age=10,"
       "weight_fairshare=20,weight_job_size=30,weight_partition=40,weight_qos=50,weight_assoc=60,"
       "favor_small=yes,"
-      "gpu_weight=0.5,gpu_weight:a100=2.0,team_level=2,default_shares=3,preempt_scope=any,"
+      "gpu_weight=0.5,gpu_weight:a100=2.0,team_level=2,default_shares=3,preempt_scope=any,preempt_by=partition,"
       "bait_threshold=0.7,bait_young=30m,bait_window=2d,bait_repeat=4,bait_skip_norm=2h,"
       "bait_w_young=0.1,bait_w_repeat=0.2,bait_w_supply=0.3,bait_w_skip=0.4,bait_w_jump=0.6,"
       "bait_block=always,"
@@ -92,6 +92,7 @@ TEST(Config, EveryKeyParses) {
   EXPECT_EQ(c->team_level, 2);
   EXPECT_DOUBLE_EQ(c->default_shares, 3);
   EXPECT_EQ(c->preempt_scope, PreemptScope::kAny);
+  EXPECT_EQ(c->preempt_by, PreemptBy::kPartition);
   EXPECT_DOUBLE_EQ(c->bait.threshold, 0.7);
   EXPECT_EQ(c->bait.young, 1800);
   EXPECT_EQ(c->bait.window, 2 * 86400);
@@ -196,6 +197,7 @@ TEST(Config, BadValuesNameKeyValueAndAcceptedRange) {
       {"half_life=soon", "half_life='soon'", "not a duration", "d-hh:mm:ss"},
       {"usage_reset=hourly", "usage_reset='hourly'", "not a reset period", "quarterly"},
       {"preempt_scope=all", "preempt_scope='all'", "not a preemption scope", "team or any"},
+      {"preempt_by=tier", "preempt_by='tier'", "not a preemption rule", "one of qos, partition"},
       {"bait_block=sometimes", "bait_block='sometimes'", "not a blocking mode", "penalized"},
       {"reclaim=everyone", "reclaim='everyone'", "not a reclaim mode", "off, jumpers, all"},
       {"banked_jump=never", "banked_jump='never'", "not a banked_jump mode", "allow, refuse"},
@@ -320,6 +322,40 @@ TEST(Config, BadSlurmKnobsNameTheSlurmKey) {
   const std::string e = error_of("", k);
   EXPECT_TRUE(contains(e, "PriorityDecayHalfLife='-1s'")) << e;
   EXPECT_TRUE(contains(e, "PriorityCalcPeriod='0s'")) << e;
+}
+
+// preempt_by must agree with the rule Slurm's own preempt plugins preempt
+// by; preempt/gpufair follows preempt_by, and without PreemptType (the
+// simulator, tests) nothing is checked.
+TEST(Config, PreemptByAgreesWithPreemptType) {
+  struct Case {
+    const char* preempt_type;
+    const char* params;
+    const char* error;  // nullptr = accepted
+  };
+  const Case cases[] = {
+      {"preempt/qos", "", nullptr},
+      {"preempt/qos", "preempt_by=partition", "preempt_by='partition': PreemptType=preempt/qos preempts by QOS"},
+      {"preempt/partition_prio", "preempt_by=partition", nullptr},
+      {"PREEMPT/Partition_Prio", "", "preempt_by='qos': PreemptType=preempt/partition_prio"},
+      {"preempt/partition_prio", "preempt_by=qos", "accepted: partition with PreemptType=preempt/partition_prio"},
+      {"preempt/gpufair", "preempt_by=partition", nullptr},
+      {"preempt/gpufair", "preempt_by=qos", nullptr},
+      {"preempt/none", "preempt_by=partition", nullptr},
+      {"", "preempt_by=partition", nullptr},
+  };
+  for (const auto& c : cases) {
+    SlurmKnobs k;
+    k.set = true;
+    k.preempt_type = c.preempt_type;
+    auto cfg = parse_config(c.params, k);
+    if (!c.error) {
+      EXPECT_TRUE(cfg.ok()) << c.preempt_type << " " << c.params << ": " << cfg.error().message;
+    } else {
+      ASSERT_FALSE(cfg.ok()) << c.preempt_type << " " << c.params;
+      EXPECT_TRUE(contains(cfg.error().message, c.error)) << cfg.error().message;
+    }
+  }
 }
 
 TEST(Config, TresBillingWeightsGiveGpuTypeWeights) {

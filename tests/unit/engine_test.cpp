@@ -463,6 +463,59 @@ TEST(EngineDetector, CrossTeamIsARecordedReclaimNotAJump) {
   EXPECT_TRUE(g.recent.back().reclaim);
 }
 
+// A MaxStartDelay reservation's job taking its nodes back from a job on
+// borrowed time: Slurm preempts whatever the rules, so it is listed but
+// never priced, judged or counted as a jump or a reclaim.
+TEST(EngineDetector, ReservationTakeBackIsListedNeverPricedOrJudged) {
+  GamingScenario s;
+  s.h.run_for(900, 300);
+  const TimePoint t = s.h.now();
+  const auto before = s.h.engine.team_report(s.gamer, t);
+  const JobRef urgent = make_job(900, s.gamer, 10, 8, t - 60);
+  const BaitDecision d = s.h.engine.record_resv_preemption(urgent, s.h.running[0], t);
+  EXPECT_TRUE(d.reservation && d.in_team);
+  EXPECT_FALSE(d.bait || d.reclaim);
+  EXPECT_DOUBLE_EQ(d.charged_gpu_s, 0);
+  EXPECT_NE(d.reason.find("borrowed time"), std::string::npos) << d.reason;
+  const auto after = s.h.engine.team_report(s.gamer, t);
+  EXPECT_EQ(after.in_team_preemptions, before.in_team_preemptions);
+  EXPECT_DOUBLE_EQ(after.price_total_gpu_s, before.price_total_gpu_s);
+  EXPECT_DOUBLE_EQ(after.usage_gpu_s, before.usage_gpu_s);
+  EXPECT_DOUBLE_EQ(after.penalty, 0);
+  ASSERT_FALSE(after.recent.empty());
+  EXPECT_TRUE(after.recent.back().reservation);
+  // The same pair as an ordinary in-team preemption pays for the queue it
+  // skipped (the other team's job has waited 2 h): the difference is real.
+  EXPECT_GT(s.h.engine.record_preemption(make_job(901, s.gamer, 10, 8, t - 60), s.h.running[1], t).charged_gpu_s, 0);
+
+  // Across teams: listed for both, no reclaim counted, held GPUs untouched.
+  const auto o0 = s.h.engine.team_report(s.other, t), g0 = s.h.engine.team_report(s.gamer, t);
+  const BaitDecision x = s.h.engine.record_resv_preemption(make_job(902, s.other, 0, 8, t - 60), s.h.running[2], t);
+  EXPECT_TRUE(x.reservation && !x.in_team && !x.reclaim);
+  const auto o1 = s.h.engine.team_report(s.other, t), g1 = s.h.engine.team_report(s.gamer, t);
+  EXPECT_EQ(o1.reclaims_made, o0.reclaims_made);
+  EXPECT_EQ(g1.reclaimed_from, g0.reclaimed_from);
+  EXPECT_DOUBLE_EQ(g1.held_gpus, g0.held_gpus);
+  EXPECT_DOUBLE_EQ(o1.held_gpus, o0.held_gpus);
+  ASSERT_EQ(o1.recent.size(), o0.recent.size() + 1);
+  ASSERT_EQ(g1.recent.size(), g0.recent.size() + 1);
+  EXPECT_TRUE(o1.recent.back().reservation && g1.recent.back().reservation);
+  EXPECT_EQ(g1.recent.back().team, s.gamer);
+  // A victim of no known team: the preemptor's team only; an unknown
+  // preemptor team is an error, as for record_preemption.
+  s.h.engine.record_resv_preemption(make_job(903, s.other, 0, 8, t), make_job(904, -1, 0, 8, t, t), t);
+  EXPECT_EQ(s.h.engine.team_report(s.other, t).recent.size(), o1.recent.size() + 1);
+  EXPECT_THROW(s.h.engine.record_resv_preemption(make_job(905, 77, 0, 8, t), s.h.running[3], t), std::exception);
+
+  // The flag survives the state file.
+  Engine copy(config_from(""));
+  ASSERT_TRUE(copy.load_state(s.h.engine.save_state()).ok());
+  const auto c = copy.team_report(s.gamer, t);
+  ASSERT_EQ(c.recent.size(), g1.recent.size());
+  EXPECT_TRUE(c.recent.back().reservation);
+  EXPECT_FALSE(c.recent[c.recent.size() - 2].reservation);  // the ordinary jump
+}
+
 TEST(EngineDetector, JumpCountsStartedGpusAndEachPreemptorOnce) {
   Host h("bait_w_jump=1");
   const TeamId big = h.engine.team_for_account("big");
@@ -1040,6 +1093,46 @@ TEST(EngineScavenger, Rules) {
       EXPECT_NE(p.reason.find("scavenger"), std::string::npos) << c.name << ": " << p.reason;
     }
     EXPECT_EQ(s.h.engine.check_preemption(reclaimer, victim, kT0 + c.ask_at, false).allowed, c.allowed) << c.name;
+  }
+}
+
+// A team's top rank is on the scale of preempt_by: after a switch from QOS
+// ranks (>= 2^16 for a QOS that preempts another) to partition tiers, the
+// old top rank must not make every job of the team "lower rank" (here: a
+// scavenger any other team may requeue). Forgotten on reconfigure, and on
+// loading a state saved under the other scale.
+TEST(EngineScavenger, TopRankIsForgottenWhenPreemptByChanges) {
+  for (const bool via_state : {false, true}) {
+    ScavScenario s("");
+    s.h.pending.push_back(make_job(3, s.jumper, 0x10064, 8, kT0 - 60));  // a QOS rank
+    s.h.cycle();
+    s.jump(2, kT0);
+    const JobRef tier5 = make_job(11, s.jumper, 5, 8, kT0 - kHour, kT0 + 60);
+    JobRef reclaimer = s.waiting;
+    reclaimer.rank = 5;
+    const PreemptCheck before = s.h.engine.check_reclaim(reclaimer, tier5, kT0 + 120, 0);
+    EXPECT_TRUE(before.allowed) << "under QOS ranks a rank-5 job is below the team's top: a scavenger: "
+                                << before.reason;
+    Engine switched(config_from("preempt_by=partition"));
+    Engine& e = via_state ? switched : s.h.engine;
+    if (via_state) {
+      ASSERT_TRUE(switched.load_state(s.h.engine.save_state()).ok());
+    } else {
+      s.h.engine.reconfigure(config_from("preempt_by=partition"));
+    }
+    // The next cycle sees the team's jobs by tier: 5 is its top.
+    e.begin_cycle(kT0 + 90);
+    e.observe_running(tier5, kT0 + 90);
+    for (const auto& j : s.h.running) e.observe_running(j, kT0 + 90);
+    e.observe_pending(s.waiting);
+    e.end_cycle(kT0 + 90);
+    const PreemptCheck r = e.check_reclaim(reclaimer, tier5, kT0 + 120, 0);
+    EXPECT_FALSE(r.allowed) << (via_state ? "state: " : "reconfigure: ") << r.reason;
+    EXPECT_NE(r.reason.find("exceed its entitlement"), std::string::npos) << r.reason;
+    // Saved again, the new scale stays.
+    Engine again(config_from("preempt_by=partition"));
+    ASSERT_TRUE(again.load_state(e.save_state()).ok());
+    EXPECT_EQ(again.save_state(), e.save_state());
   }
 }
 

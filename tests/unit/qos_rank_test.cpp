@@ -54,5 +54,30 @@ TEST(QosRank, EmptyAndHugePriorities) {
   EXPECT_GE(r[0], 0);
 }
 
+// The rank source: the QOS's rank under preempt_by=qos, the partition's
+// PriorityTier under partition, whatever the other says.
+TEST(InTeamRank, FollowsPreemptBy) {
+  struct Case {
+    PreemptBy by;
+    std::int32_t qos_rank;
+    std::uint32_t tier;
+    std::int32_t want;
+  };
+  const Case cases[] = {
+      {PreemptBy::kQos, 0x10005, 1, 0x10005},
+      {PreemptBy::kQos, 0, 100, 0},
+      {PreemptBy::kPartition, 0x10005, 1, 1},
+      {PreemptBy::kPartition, 0, 100, 100},
+      {PreemptBy::kPartition, 7, 0, 0},
+      {PreemptBy::kPartition, 0, 0xFFFFFFFFu, 0x7FFFFFFF},  // clamped, never negative
+  };
+  for (const auto& c : cases)
+    EXPECT_EQ(in_team_rank(c.by, c.qos_rank, c.tier), c.want)
+        << (c.by == PreemptBy::kQos ? "qos" : "partition") << " " << c.qos_rank << " " << c.tier;
+  // A higher tier outranks a lower one; the same tier is the same rank.
+  EXPECT_GT(in_team_rank(PreemptBy::kPartition, 0, 10), in_team_rank(PreemptBy::kPartition, 99, 1));
+  EXPECT_EQ(in_team_rank(PreemptBy::kPartition, 0, 10), in_team_rank(PreemptBy::kPartition, 99, 10));
+}
+
 }  // namespace
 }  // namespace gpufair

@@ -1,6 +1,8 @@
-// make_state FILE: write a gpufair state file with two teams, some usage and
-// one in-team preemption that skipped another team's queue (bait), through
-// the same C API priority/gpufair uses. For the gpufair-show tests.
+// make_state FILE: write a gpufair state file with two teams, some usage,
+// teamb's reservation taking its nodes back from a teama job on borrowed
+// time, and one in-team preemption that skipped another team's queue
+// (bait), through the same C API priority/gpufair uses. For the
+// gpufair-show tests.
 #include <cstdio>
 
 #include "gpufair/c_api.h"
@@ -31,6 +33,12 @@ int main(int argc, char** argv) {
   gpufair_observe_pending(e, &preemptor);
   gpufair_cycle_end(e, 1000);
   char reason[1024];
+  gpufair_job_t borrower{6, a, 1001, 0, 8, 950, 950, 960, 0, 0};
+  gpufair_job_t resv_job{9, b, 1002, 10, 8, 990, 990, 0, 0, 0};
+  if (gpufair_record_resv_preemption(e, &resv_job, &borrower, 1000, reason, sizeof reason) != 0) {
+    std::fprintf(stderr, "make_state: %s\n", reason);
+    return 1;
+  }
   int bait = gpufair_record_preemption(e, &preemptor, &victim, 1001, reason, sizeof reason);
   std::printf("record_preemption: %d %s\n", bait, reason);
   gpufair_cycle_begin(e, 1600);

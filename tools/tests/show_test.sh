@@ -14,6 +14,7 @@ echo "$out"
 grep -qE '^teama +[0-9.]+' <<<"$out" || fail "no teama row"
 grep -qE '^teamb +[0-9.]+' <<<"$out" || fail "no teamb row"
 grep -q 'job 8 preempted job 3: BAIT' <<<"$out" || fail "bait decision not shown"
+grep -q 'job 9 preempted job 6: RESERVATION' <<<"$out" || fail "reservation decision not shown"
 grep -q '^teama preempted its own jobs: its lower-rank jobs started since .* are scavengers' <<<"$out" || fail "scavenger episode not shown"
 
 json=$("$show" --json --now 1600 "$dir/gpufair.state")
@@ -27,9 +28,17 @@ a, b = t["teama"], t["teamb"]
 assert b["gpu_hours"] > 0 and a["gpu_hours"] > 0, (a, b)
 assert a["penalty"] > 0 and a["bait_detections"] == 1, a
 assert a["effective_fairshare"] < a["fairshare"], a
-assert b["penalty"] == 0 and b["decisions"] == [], b
+assert b["penalty"] == 0, b
+# teamb's reservation took its nodes back from teama's job 6: listed for both
+# teams, never bait, no price.
+for team in (a, b):
+    r = [x for x in team["decisions"] if x["reservation"]]
+    assert len(r) == 1 and r[0]["preemptor"] == 9 and r[0]["victim"] == 6, team
+    assert not r[0]["bait"] and not r[0]["reclaim"] and r[0]["charged_gpu_s"] == 0, r
+    assert "borrowed time" in r[0]["reason"], r
+assert len(b["decisions"]) == 1, b
 dec = a["decisions"][-1]
-assert dec["bait"] and dec["preemptor"] == 8 and dec["victim"] == 3, dec
+assert dec["bait"] and not dec["reservation"] and dec["preemptor"] == 8 and dec["victim"] == 3, dec
 assert "skipped" in dec["reason"], dec
 # The jump at 1001 began teama's scavenger episode (scavenger_window 1 day).
 assert a["scavenger_since"] == 1001 and a["scavenger_until"] == 1001 + 86400, a
