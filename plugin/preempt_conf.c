@@ -83,3 +83,16 @@ extern void gf_preempt_conf_free(void)
 	}
 	slurm_mutex_unlock(&build_lock);
 }
+
+/* Core view of a job; caller holds assoc READ. */
+extern void gf_preempt_core_job(gpufair_engine_t *e, const gf_preempt_conf_t *c,
+				const job_record_t *job, gpufair_job_t *out)
+{
+	char path[GF_PATH_MAX];
+	int32_t team = -1;
+
+	if (job->assoc_ptr && gf_account_path(job->assoc_ptr, path,
+					      sizeof(path)))
+		team = gpufair_team_id(e, path);
+	gf_job_fill(out, job, team, &c->gpus);
+}

@@ -36,4 +36,9 @@ extern const gf_preempt_conf_t *gf_preempt_conf(gpufair_engine_t *e);
 /* Frees every snapshot; only when no predicate can run (fini). */
 extern void gf_preempt_conf_free(void);
 
+/* The core's view of a job under configuration c (its team from the
+ * account path). Caller holds assoc READ. */
+extern void gf_preempt_core_job(gpufair_engine_t *e, const gf_preempt_conf_t *c,
+				const job_record_t *job, gpufair_job_t *out);
+
 #endif /* GPUFAIR_PREEMPT_CONF_H */

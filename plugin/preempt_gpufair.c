@@ -1,7 +1,7 @@
 /*****************************************************************************\
  *  preempt_gpufair.c - preempt/gpufair: preempt/qos semantics plus gpufair's
- *  team rule and bait blocking, and the one place where a real preemption
- *  is reported to the core.
+ *  team rule, bait blocking and reclaim (the real preemptions are reported
+ *  to the core by preempt_record.c).
  *****************************************************************************
  *  Semantics: exactly preempt/qos (QOS Preempt= lists, PreemptMode incl.
  *  WITHIN, GraceTime from the QOS; PreemptExemptTime is applied by slurmctld
@@ -20,17 +20,21 @@
  *  preempt_p_job_preempt_check()  job READ (queue sort in job_scheduler.c,
  *              build_job_queue), called on every comparison.
  *  preempt_p_preemptable()        job WRITE (select plugin's will-run test
- *              via _add_preemptable_job, for EVERY job in job_list), or job
- *              READ from the queue sort. No assoc_mgr lock is held: we take
- *              assoc READ only after the cheap QOS test has passed.
+ *              via _add_preemptable_job, for EVERY job in job_list). No
+ *              assoc_mgr lock is held by either: we take assoc READ only
+ *              after the cheap QOS test has passed.
  *  preempt_p_get_data()           job WRITE during scheduling; job_ptr may
  *              be NULL for PREEMPT_DATA_ENABLED.
  *
  *  Hot path: preemptable() is called for every job in the system for every
- *  job being scheduled. Its order is: QOS pointers/bitmap (a few loads, the
- *  test that rejects almost every pair), then team identity (a walk of at
- *  most a few parent pointers, no allocation), then the core (shared lock,
- *  only for pairs of one team that Slurm would preempt anyway).
+ *  job being scheduled, job_preempt_check() in every comparison of the
+ *  queue sort. Both run preempt/qos's test inline (QOS pointers and bitmap:
+ *  a few loads, and it rejects almost every pair) and nothing else: the
+ *  rest is out of line (_team_and_core, _reclaim), so the common case
+ *  costs about what preempt/qos's does (docs/performance.md, the preempt
+ *  bench). Then team identity (a walk of at most a few parent pointers, no
+ *  allocation), then the core (shared lock, only for pairs of one team
+ *  that Slurm would preempt anyway).
 \*****************************************************************************/
 
 #define _GNU_SOURCE
@@ -51,30 +55,12 @@
 
 #include "gpufair_slurm.h"
 #include "preempt_conf.h"
+#include "preempt_record.h"
 
 GF_EXPORT const char plugin_name[] = "Preempt gpufair (QOS + same-team rule + bait blocking)";
 GF_EXPORT const char plugin_type[] = "preempt/gpufair";
 GF_EXPORT const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
-/*
- * The last preemptor evaluated for each victim, so that the real event can
- * name it (Slurm does not pass the preemptor to the call that marks it).
- * Direct-mapped by victim job id: O(1), no allocation, lock-free (one 64-bit
- * atomic word per slot: victim id << 32 | preemptor id). A collision only
- * loses the preemptor of a victim that was evaluated but not yet preempted
- * when another victim with the same slot was evaluated in the same pass.
- */
-#define GF_SLOTS 65536
-static _Atomic uint64_t last_preemptor[GF_SLOTS];
-
-/* Victims already reported, per slot: (victim id, key) where key is the
- * victim's start time (requeue/cancel) or preempt_time (gang suspend). */
-typedef struct {
-	uint32_t victim;
-	time_t key;
-} recorded_t;
-static recorded_t recorded[GF_SLOTS];
-static pthread_mutex_t recorded_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static bool _within(const slurmdb_qos_rec_t *qos)
 {
@@ -113,19 +99,6 @@ static uint32_t _get_grace_time(job_record_t *job_ptr)
 	return job_ptr->qos_ptr ? job_ptr->qos_ptr->grace_time : 0;
 }
 
-/* Core view of a job; caller holds assoc READ. */
-static void _core_job(gpufair_engine_t *e, const gf_preempt_conf_t *c,
-		      job_record_t *job, gpufair_job_t *out)
-{
-	char path[GF_PATH_MAX];
-	int32_t team = -1;
-
-	if (job->assoc_ptr && gf_account_path(job->assoc_ptr, path,
-					      sizeof(path)))
-		team = gpufair_team_id(e, path);
-	gf_job_fill(out, job, team, &c->gpus);
-}
-
 extern GF_EXPORT int init(void)
 {
 	info("%s loaded", plugin_type);
@@ -139,13 +112,10 @@ extern GF_EXPORT void fini(void)
 	gf_preempt_conf_free();
 }
 
-extern GF_EXPORT bool preempt_p_preemptable(job_record_t *preemptee,
-				  job_record_t *preemptor);
-
 /* The core's reclaim rule for a cross-team pair; remembers the preemptor
- * for _record like any allowed pair. Caller holds no assoc lock. */
-static bool _reclaim_allowed(gpufair_engine_t *e, job_record_t *preemptee,
-			     job_record_t *preemptor)
+ * for the real event like any allowed pair. Caller holds no assoc lock. */
+static __attribute__((noinline)) bool _reclaim_allowed(
+	gpufair_engine_t *e, job_record_t *preemptee, job_record_t *preemptor)
 {
 	assoc_mgr_lock_t assoc_read = { .assoc = READ_LOCK };
 	const gf_preempt_conf_t *c = gf_preempt_conf(e);
@@ -155,8 +125,8 @@ static bool _reclaim_allowed(gpufair_engine_t *e, job_record_t *preemptee,
 	if (c->any_team)
 		return false; /* preempt/qos decided already */
 	assoc_mgr_lock(&assoc_read);
-	_core_job(e, c, preemptor, &or_j);
-	_core_job(e, c, preemptee, &ee_j);
+	gf_preempt_core_job(e, c, preemptor, &or_j);
+	gf_preempt_core_job(e, c, preemptee, &ee_j);
 	assoc_mgr_unlock(&assoc_read);
 	if (or_j.team < 0 || ee_j.team < 0 || or_j.team == ee_j.team)
 		return false;
@@ -164,56 +134,23 @@ static bool _reclaim_allowed(gpufair_engine_t *e, job_record_t *preemptee,
 				     NULL, 0);
 	if (rc != GPUFAIR_PREEMPT_RECLAIM)
 		return false;
-	atomic_store_explicit(&last_preemptor[preemptee->job_id % GF_SLOTS],
-			      ((uint64_t)preemptee->job_id << 32) |
-				      preemptor->job_id,
-			      memory_order_relaxed);
+	gf_preempt_remember(preemptee, preemptor);
 	return true;
 }
 
-/* Queue sort: may preemptor preempt preemptee (both pending)? */
-extern GF_EXPORT bool preempt_p_job_preempt_check(job_queue_rec_t *preemptor,
-					job_queue_rec_t *preemptee)
+/*
+ * Steps 2 and 3 of preempt_p_preemptable(), for a pair the QOS rule allows:
+ * the same-team rule, then the core. Out of line, so that the QOS test,
+ * which rejects almost every pair, runs without this one's stack frame
+ * (the core's two jobs, the reason text) and register saves.
+ */
+static __attribute__((noinline)) bool _team_and_core(job_record_t *preemptee,
+						     job_record_t *preemptor)
 {
-	return preempt_p_preemptable(preemptee->job_ptr, preemptor->job_ptr);
-}
-
-extern GF_EXPORT bool preempt_p_preemptable(job_record_t *preemptee,
-				  job_record_t *preemptor)
-{
-	slurmdb_qos_rec_t *qos_ee = preemptee->qos_ptr;
-	slurmdb_qos_rec_t *qos_or = preemptor->qos_ptr;
-	gpufair_engine_t *e;
-	const gf_preempt_conf_t *c;
+	gpufair_engine_t *e = gpufair_global_get();
+	const gf_preempt_conf_t *c = gf_preempt_conf(e);
 	assoc_mgr_lock_t assoc_read = { .assoc = READ_LOCK };
-	bool same_team, ok = true, qos_ok;
-
-	/* 1. preempt/qos, unchanged: the cheapest test rejects most pairs. */
-	if (!qos_ee || !qos_or)
-		return false;
-	if (qos_or->id == qos_ee->id) {
-		qos_ok = _within(qos_or) &&
-			 preemptor->priority > preemptee->priority;
-	} else {
-		qos_ok = qos_or->preempt_bitstr &&
-			 bit_test(qos_or->preempt_bitstr, qos_ee->id);
-	}
-
-	e = gpufair_global_get();
-	if (!qos_ok) {
-		/* 1b. Reclaim (design.md): a job of a team below its
-		 * entitlement may requeue a running job of no higher QOS
-		 * priority of a team over its own, whatever the Preempt=
-		 * lists say. One relaxed atomic load says whether any team
-		 * qualifies this cycle; usually none does. */
-		if (!e || !gpufair_reclaim_possible(e) ||
-		    !(IS_JOB_RUNNING(preemptee) ||
-		      IS_JOB_SUSPENDED(preemptee)) ||
-		    qos_ee->priority > qos_or->priority)
-			return false;
-		return _reclaim_allowed(e, preemptee, preemptor);
-	}
-	c = gf_preempt_conf(e);
+	bool same_team, ok = true;
 
 	/* 2. Same team? Same association is the same team for free. */
 	if (!c->any_team && preemptee->assoc_ptr != preemptor->assoc_ptr) {
@@ -240,8 +177,8 @@ extern GF_EXPORT bool preempt_p_preemptable(job_record_t *preemptee,
 		int rc;
 
 		assoc_mgr_lock(&assoc_read);
-		_core_job(e, c, preemptor, &or_j);
-		_core_job(e, c, preemptee, &ee_j);
+		gf_preempt_core_job(e, c, preemptor, &or_j);
+		gf_preempt_core_job(e, c, preemptee, &ee_j);
 		assoc_mgr_unlock(&assoc_read);
 		rc = gpufair_preempt_allowed(e, &or_j, &ee_j,
 					     (int64_t)time(NULL), reason,
@@ -277,100 +214,99 @@ extern GF_EXPORT bool preempt_p_preemptable(job_record_t *preemptee,
 	}
 
 	if (ok && (IS_JOB_RUNNING(preemptee) || IS_JOB_SUSPENDED(preemptee)))
-		atomic_store_explicit(
-			&last_preemptor[preemptee->job_id % GF_SLOTS],
-			((uint64_t)preemptee->job_id << 32) |
-				preemptor->job_id,
-			memory_order_relaxed);
+		gf_preempt_remember(preemptee, preemptor);
 	return ok;
 }
 
 /*
- * Report one real preemption of victim to the core, once per key.
- * Called under the job WRITE lock.
+ * 1b. Reclaim (design.md), for a pair the QOS rule refuses: a job of a team
+ * below its entitlement may requeue a running job of no higher QOS priority
+ * of a team over its own, whatever the Preempt= lists say. One call into
+ * the core (a relaxed atomic load) says whether any team qualifies this
+ * cycle; usually none does. The QOS priorities next (the QOS records are
+ * hot), the victim's state (another line of its record) last.
+ * Out of line for the same reason as _team_and_core().
  */
-static void _record(job_record_t *victim, time_t key, const char *how)
+static __attribute__((noinline)) bool _reclaim(job_record_t *preemptee,
+					       job_record_t *preemptor)
 {
-	gpufair_engine_t *e = gpufair_global_get();
-	uint32_t slot = victim->job_id % GF_SLOTS;
-	uint64_t w = atomic_load_explicit(&last_preemptor[slot],
-					  memory_order_relaxed);
-	job_record_t *preemptor;
-	const gf_preempt_conf_t *c;
-	gpufair_job_t or_j, ee_j;
-	assoc_mgr_lock_t assoc_read = { .assoc = READ_LOCK };
-	char reason[1024];
-	int rc;
+	gpufair_engine_t *e;
 
-	if (!e)
-		return;
-	slurm_mutex_lock(&recorded_lock);
-	if (recorded[slot].victim == victim->job_id &&
-	    recorded[slot].key == key) {
-		slurm_mutex_unlock(&recorded_lock);
-		return;
-	}
-	recorded[slot].victim = victim->job_id;
-	recorded[slot].key = key;
-	slurm_mutex_unlock(&recorded_lock);
-
-	if ((uint32_t)(w >> 32) != victim->job_id ||
-	    !(preemptor = find_job_record((uint32_t)w))) {
-		error("%s: %pJ is being preempted (%s) but its preemptor is unknown; not reported to gpufair",
-		      plugin_type, victim, how);
-		return;
-	}
-	c = gf_preempt_conf(e);
-	assoc_mgr_lock(&assoc_read);
-	_core_job(e, c, preemptor, &or_j);
-	_core_job(e, c, victim, &ee_j);
-	assoc_mgr_unlock(&assoc_read);
-	rc = gpufair_record_preemption(e, &or_j, &ee_j, (int64_t)time(NULL),
-				       reason, sizeof(reason));
-	if (rc < 0)
-		error("%s: recording preemption of %pJ by %pJ failed: %s",
-		      plugin_type, victim, preemptor, reason);
-	else
-		log_flag(PRIO, "%s: preemption recorded (%s): %pJ preempts %pJ: %s: %s",
-			 plugin_type, how, preemptor, victim,
-			 rc == 1 ? "BAIT" : "honest", reason);
-	if (rc == 1)
-		info("%s: bait detected: %pJ preempted %pJ: %s", plugin_type,
-		     preemptor, victim, reason);
-	/* Say why where users look (scontrol show job, sacct's
-	 * SystemComment): a reclaimed job was not preempted by its own team. */
-	if (rc >= 0 && !xstrncmp(reason, "reclaim", 7)) {
-		info("%s: %pJ reclaimed GPUs from %pJ: %s", plugin_type,
-		     preemptor, victim, reason);
-		xstrfmtcat(victim->system_comment,
-			   "%sgpufair: requeued by reclaim for JobId=%u (%s)",
-			   victim->system_comment ? "; " : "", preemptor->job_id,
-			   reason);
-	}
+	if (!gpufair_global_reclaim_possible() ||
+	    preemptee->qos_ptr->priority > preemptor->qos_ptr->priority ||
+	    !(IS_JOB_RUNNING(preemptee) || IS_JOB_SUSPENDED(preemptee)) ||
+	    !(e = gpufair_global_get()))
+		return false;
+	return _reclaim_allowed(e, preemptee, preemptor);
 }
 
 /*
- * Gang-scheduled suspension (PreemptMode=SUSPEND,GANG) does not go through
- * slurm_job_preempt(): _preempt_jobs() (node_scheduler.c) only sets the
- * victim's preempt_time and the gang scheduler suspends it. The next time
- * slurmctld asks us about such a job (gang.c queries its mode on every
- * time slice) we see preempt_time set on a suspended job and report it,
- * keyed by that preempt_time so it counts once.
+ * preempt/qos's test. The jobs' priorities are read only for two jobs of
+ * one QOS with PreemptMode WITHIN: they may lie on another line of the
+ * records than qos_ptr, so reading them early (GCC hoists such loads) can
+ * cost a cache miss per job that preempt/qos does not pay.
  */
-static void _check_suspended(job_record_t *job)
+static __attribute__((noinline)) bool _within_allows(
+	const job_record_t *preemptee, const job_record_t *preemptor)
 {
-	uint32_t slot;
-	bool seen;
+	return _within(preemptor->qos_ptr) &&
+	       preemptor->priority > preemptee->priority;
+}
 
-	if (!job || !job->preempt_time || !IS_JOB_SUSPENDED(job))
-		return;
-	slot = job->job_id % GF_SLOTS;
-	slurm_mutex_lock(&recorded_lock);
-	seen = recorded[slot].victim == job->job_id &&
-	       recorded[slot].key == job->preempt_time;
-	slurm_mutex_unlock(&recorded_lock);
-	if (!seen)
-		_record(job, job->preempt_time, "suspend");
+static inline bool _qos_allows(const job_record_t *preemptee,
+			       const job_record_t *preemptor)
+{
+	const slurmdb_qos_rec_t *qos_ee = preemptee->qos_ptr;
+	const slurmdb_qos_rec_t *qos_or = preemptor->qos_ptr;
+
+	if (qos_or->id == qos_ee->id)
+		return _within_allows(preemptee, preemptor);
+	return qos_or->preempt_bitstr &&
+	       bit_test(qos_or->preempt_bitstr, qos_ee->id);
+}
+
+/*
+ * The will-run test's question (see the top of this file): may preemptor
+ * requeue, cancel or suspend preemptee? slurmctld asks it for every job in
+ * the system each time it tries to start a job, so this is the hot path:
+ * preempt/qos's test inline, everything else out of line.
+ *
+ * Only a running or suspended job can be preempted, and slurmctld (22.05
+ * and 24.11: the only caller, _add_preemptable_job() in preempt.c) drops
+ * every other candidate in job_overlap_and_running() right after asking.
+ * So a pending victim gets false here once the QOS test passed, without
+ * the team rule (an association lock and another line of its record) and
+ * without Slurm's own exemption checks, which then do not run. The queue
+ * sort's question about pending pairs is preempt_p_job_preempt_check().
+ */
+extern GF_EXPORT bool preempt_p_preemptable(job_record_t *preemptee,
+					    job_record_t *preemptor)
+{
+	if (!preemptee->qos_ptr || !preemptor->qos_ptr)
+		return false;
+	if (!_qos_allows(preemptee, preemptor))
+		return _reclaim(preemptee, preemptor);
+	if (!IS_JOB_RUNNING(preemptee) && !IS_JOB_SUSPENDED(preemptee))
+		return false;
+	return _team_and_core(preemptee, preemptor);
+}
+
+/*
+ * Queue sort (sort_job_queue2, on every comparison of two pending jobs):
+ * may preemptor preempt preemptee? preempt/qos's answer plus the team
+ * rule, as in preempt_p_preemptable(); the core is only asked about
+ * running victims (_team_and_core), so here it never is.
+ */
+extern GF_EXPORT bool preempt_p_job_preempt_check(job_queue_rec_t *preemptor,
+					job_queue_rec_t *preemptee)
+{
+	job_record_t *ee = preemptee->job_ptr, *or = preemptor->job_ptr;
+
+	if (!ee->qos_ptr || !or->qos_ptr)
+		return false;
+	if (!_qos_allows(ee, or))
+		return _reclaim(ee, or);
+	return _team_and_core(ee, or);
 }
 
 extern GF_EXPORT int preempt_p_get_data(job_record_t *job_ptr,
@@ -384,7 +320,7 @@ extern GF_EXPORT int preempt_p_get_data(job_record_t *job_ptr,
 		break;
 	case PREEMPT_DATA_MODE:
 		(*(uint16_t *)data) = _job_preempt_mode(job_ptr);
-		_check_suspended(job_ptr);
+		gf_preempt_check_suspended(job_ptr);
 		break;
 	case PREEMPT_DATA_PRIO:
 		(*(uint32_t *)data) = _gen_job_prio(job_ptr);
@@ -412,7 +348,8 @@ extern GF_EXPORT int preempt_p_get_data(job_record_t *job_ptr,
 		 */
 		(*(uint32_t *)data) = _get_grace_time(job_ptr);
 		if (job_ptr && !job_ptr->preempt_time)
-			_record(job_ptr, job_ptr->start_time, "grace-time query");
+			gf_preempt_record(job_ptr, job_ptr->start_time,
+					  "grace-time query");
 		break;
 	default:
 		error("%s: unknown enum %d", __func__, data_type);
