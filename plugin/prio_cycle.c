@@ -26,14 +26,19 @@
  * for every record it walks (only the cycle thread touches them):
  *   pend_job/pend_in/pend_old/pend_prio: the pending jobs to re-prioritise,
  *              their priority inputs, old and new priorities (parallel
- *              arrays, so the inputs go to the core in one call);
+ *              arrays, so the inputs go to the core in one call; they are
+ *              needed after the cycle's end, which sets the team factors);
+ * and one that is not per job:
  *   wait_jobs: the pending jobs that could run now, for the queue view and
- *              the bait detector (also one call).
+ *              the bait detector, handed to the core GF_WAIT_CHUNK at a
+ *              time during the walk (what the core keeps of them is its
+ *              queue view, 24 bytes a job).
  */
 static job_record_t **pend_job;
 static gpufair_prio_input_t *pend_in;
 static uint32_t *pend_old, *pend_prio;
 static size_t pend_len;
+#define GF_WAIT_CHUNK 4096
 static gpufair_job_t *wait_jobs;
 static size_t wait_len;
 
@@ -43,7 +48,8 @@ extern void gfp_cycle_reserve(size_t n)
 	xrecalloc(pend_in, n, sizeof(*pend_in));
 	xrecalloc(pend_old, n, sizeof(*pend_old));
 	xrecalloc(pend_prio, n, sizeof(*pend_prio));
-	xrecalloc(wait_jobs, n, sizeof(*wait_jobs));
+	if (!wait_jobs)
+		wait_jobs = xcalloc(GF_WAIT_CHUNK, sizeof(*wait_jobs));
 }
 
 extern void gfp_cycle_free(void)
@@ -54,6 +60,19 @@ extern void gfp_cycle_free(void)
 	xfree(pend_prio);
 	xfree(wait_jobs);
 	pend_len = wait_len = 0;
+}
+
+/* The waiting jobs gathered so far, to the core. */
+static void _flush_waiting(gfp_cycle_t *ctx)
+{
+	int64_t seen;
+
+	if (!wait_len)
+		return;
+	seen = gpufair_observe_pending_many(gfp.engine, wait_jobs, wait_len);
+	if (seen > 0)
+		ctx->pending += (int)seen;
+	wait_len = 0;
 }
 
 /* What the record points to; by now the record itself is in cache. */
@@ -104,9 +123,10 @@ extern bool gfp_observe_job(job_record_t *job, gfp_cycle_t *ctx)
 		if (gpufair_observe_running(gfp.engine, &j) == GPUFAIR_OK)
 			ctx->running++;
 	} else if (IS_JOB_PENDING(job) && job->priority) {
-		/* 0 = held: neither waiting nor re-prioritised. The arrays
-		 * were sized for every job by the job table. Only the fields
-		 * the policy needs are read (each line is a cache miss). */
+		/* 0 = held: neither waiting nor re-prioritised. The pend_
+		 * arrays were sized for every job by the job table. Only
+		 * the fields the policy needs are read (each line is a cache
+		 * miss). */
 		gpufair_prio_input_t *in = &pend_in[pend_len];
 
 		gfp_prio_input(in, job, gfp_job_team_locked(job, true));
@@ -137,7 +157,8 @@ extern bool gfp_observe_job(job_record_t *job, gfp_cycle_t *ctx)
 			!(job->state_reason == WAIT_NO_REASON ||
 			  job->state_reason == WAIT_PRIORITY ||
 			  job->state_reason == WAIT_RESOURCES);
-		wait_len++;
+		if (++wait_len == GF_WAIT_CHUNK)
+			_flush_waiting(ctx);
 	}
 	return keep;
 }
@@ -208,12 +229,7 @@ extern void gfp_cycle(time_t now)
 	pend_len = 0;
 	wait_len = 0;
 	gfp_table_walk(&ctx);
-	if (wait_len) {
-		int64_t seen = gpufair_observe_pending_many(
-			gfp.engine, wait_jobs, wait_len);
-
-		ctx.pending = seen > 0 ? (int)seen : 0;
-	}
+	_flush_waiting(&ctx);
 	gpufair_cycle_end(gfp.engine, (int64_t)now);
 	_collect_reports(now);
 	_reprioritise_pending(&ctx);

@@ -110,6 +110,16 @@ extern void gfp_table_walk_all_next(void)
 	__atomic_store_n(&full_walk_due, true, __ATOMIC_SEQ_CST);
 }
 
+/*
+ * The capacity for n entries of a per-job array: an eighth more, not twice
+ * as many (these arrays are most of the plugin's memory in slurmctld, and
+ * they grow at most once a cycle, so the copy is cheap; docs/performance.md).
+ */
+static size_t _room_for(size_t n)
+{
+	return n + n / 8 + 1024;
+}
+
 /* Room for n jobs in every walk buffer (the cycle's too: at most every job
  * is pending), so the walk itself never grows them but in the rare case
  * that job_list grew between list_count() and the walk. */
@@ -117,7 +127,7 @@ static void _reserve(size_t n)
 {
 	if (n <= walk_cap)
 		return;
-	n = MAX(n, 2 * walk_cap);
+	n = _room_for(n);
 	xrecalloc(walk, n, sizeof(*walk));
 	xrecalloc(walk_id, n, sizeof(*walk_id));
 	xrecalloc(walk_keep, n, sizeof(*walk_keep));
@@ -125,12 +135,12 @@ static void _reserve(size_t n)
 	walk_cap = n;
 }
 
-/* One more entry in an array of gf_tracked_t that grows by doubling. */
+/* One more entry in an array of gf_tracked_t (grows by _room_for). */
 static void _push_tracked(gf_tracked_t **a, size_t *len, size_t *cap,
 			  uint32_t id, job_record_t *addr)
 {
 	if (*len == *cap) {
-		*cap = MAX((size_t)1024, 2 * *cap);
+		*cap = _room_for(*cap);
 		xrecalloc(*a, *cap, sizeof(**a));
 	}
 	(*a)[*len].id = id;
@@ -305,7 +315,7 @@ static bool _track_new_jobs(uint32_t next_id)
 			adds[n++] = adds[i];
 	adds_len = n;
 	if (tracked_len + adds_len > tracked_cap) {
-		tracked_cap = MAX(tracked_len + adds_len, 2 * tracked_cap);
+		tracked_cap = _room_for(tracked_len + adds_len);
 		xrecalloc(tracked, tracked_cap, sizeof(*tracked));
 	}
 	tracked_len += adds_len;
@@ -326,7 +336,7 @@ static void _retrack(void)
 	size_t n = 0;
 
 	if (walk_len > tracked_cap) {
-		tracked_cap = MAX(walk_len, 2 * tracked_cap);
+		tracked_cap = _room_for(walk_len);
 		xrecalloc(tracked, tracked_cap, sizeof(*tracked));
 	}
 	for (size_t i = 0; i < walk_len; i++)
