@@ -292,10 +292,12 @@ extern GF_EXPORT bool preempt_p_preemptable(job_record_t *preemptee,
 }
 
 /*
- * Queue sort (sort_job_queue2, on every comparison of two pending jobs):
- * may preemptor preempt preemptee? preempt/qos's answer plus the team
- * rule, as in preempt_p_preemptable(); the core is only asked about
- * running victims (_team_and_core), so here it never is.
+ * Queue sort (sort_job_queue2, twice in every comparison of two queued,
+ * so pending, jobs): may preemptor preempt preemptee? preempt/qos's answer
+ * plus the team rule, as in preempt_p_preemptable(). Reclaim and the core
+ * only ever concern running victims, so a pending victim the QOS rule
+ * refuses is refused without asking the engine (its state is on a line of
+ * the record the sort reads anyway).
  */
 extern GF_EXPORT bool preempt_p_job_preempt_check(job_queue_rec_t *preemptor,
 					job_queue_rec_t *preemptee)
@@ -304,9 +306,11 @@ extern GF_EXPORT bool preempt_p_job_preempt_check(job_queue_rec_t *preemptor,
 
 	if (!ee->qos_ptr || !or->qos_ptr)
 		return false;
-	if (!_qos_allows(ee, or))
-		return _reclaim(ee, or);
-	return _team_and_core(ee, or);
+	if (_qos_allows(ee, or))
+		return _team_and_core(ee, or);
+	if (!IS_JOB_RUNNING(ee) && !IS_JOB_SUSPENDED(ee))
+		return false;
+	return _reclaim(ee, or);
 }
 
 extern GF_EXPORT int preempt_p_get_data(job_record_t *job_ptr,
