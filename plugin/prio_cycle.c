@@ -37,27 +37,25 @@
 static job_record_t **pend_job;
 static gpufair_prio_input_t *pend_in;
 static uint32_t *pend_old, *pend_prio;
-static size_t pend_len;
+static size_t pend_len, pend_cap;
 #define GF_WAIT_CHUNK 4096
 static gpufair_job_t *wait_jobs;
 static size_t wait_len;
 
 extern void gfp_cycle_reserve(size_t n)
 {
-	xrecalloc(pend_job, n, sizeof(*pend_job));
-	xrecalloc(pend_in, n, sizeof(*pend_in));
-	xrecalloc(pend_old, n, sizeof(*pend_old));
-	xrecalloc(pend_prio, n, sizeof(*pend_prio));
+	GFP_RESIZE(pend_job, pend_cap, n);
+	GFP_RESIZE(pend_in, pend_cap, n);
+	GFP_RESIZE(pend_old, pend_cap, n);
+	GFP_RESIZE(pend_prio, pend_cap, n);
+	pend_cap = n;
 	if (!wait_jobs)
 		wait_jobs = xcalloc(GF_WAIT_CHUNK, sizeof(*wait_jobs));
 }
 
 extern void gfp_cycle_free(void)
 {
-	xfree(pend_job);
-	xfree(pend_in);
-	xfree(pend_old);
-	xfree(pend_prio);
+	gfp_cycle_reserve(0);
 	xfree(wait_jobs);
 	pend_len = wait_len = 0;
 }

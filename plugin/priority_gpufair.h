@@ -7,6 +7,7 @@
  *    prio_teams.c        associations -> teams and shares, GPU TRES
  *    prio_cycle.c        the cycle: observe, charge, re-prioritise
  *    prio_job_table.c    which job records a cycle looks at
+ *    prio_arrays.c       the memory of the cycle's per-job arrays
  *    prio_report.c       a job's priority and its breakdown; sprio, sshare
  *
  *  Every function says which locks its caller holds; the lock order is
@@ -137,8 +138,23 @@ extern void gfp_write_assoc_usage_locked(void);
 /* --- prio_cycle.c ------------------------------------------------------ */
 extern void gfp_cycle(time_t now);
 extern void gfp_cycle_free(void);
-/* Room for n records in the cycle's per-job buffers. */
+/* Room for exactly n records in the cycle's per-job buffers (the job table
+ * chooses n). */
 extern void gfp_cycle_reserve(size_t n);
+/* --- prio_arrays.c ---------------------------------------------------- */
+/*
+ * A per-job array of the cycle or the job table, resized from old_n to n
+ * elements of elem bytes (n == 0 frees it); keeps the first min(old_n, n)
+ * elements, the others are unspecified. Out of memory aborts, as xmalloc
+ * does. Each array is its own anonymous mapping (why: prio_arrays.c).
+ */
+extern void *gfp_array_resize(void *p, size_t old_n, size_t n, size_t elem);
+/* The capacity for n elements; whether capacity cap is right for n (at
+ * least n, at most twice gfp_array_room(n): a larger one shrinks). */
+extern size_t gfp_array_room(size_t n);
+extern bool gfp_array_fits(size_t cap, size_t n);
+#define GFP_RESIZE(p, old_n, n) \
+	((p) = gfp_array_resize((p), (old_n), (n), sizeof(*(p))))
 /* The lines a job's observation reads beyond the record (prefetch only). */
 extern void gfp_prefetch_refs(const job_record_t *job);
 /* Observe one record; true when the job table should keep it. Caller
