@@ -212,14 +212,16 @@ def main():
         print(f"mem_rss_mb={total / MB:.1f}")
         for k in ("heap", "arenas", "stacks", "anon_other", "files", "other"):
             print(f"mem_{k}_mb={cat[k] / MB:.1f}")
-        # Walk every arena.
+        # Walk every arena. Which pages are resident is read first: reading
+        # a never-touched page through /proc/PID/mem maps the zero page
+        # there, which pagemap then shows as present.
         lines = []
         sum_free_res = 0
-        for label, heaps, first, top, ms in arenas:
+        present = [mem.present(h[1][0][0], h[1][0][1] - h[1][0][0]) for h in arenas]
+        for (label, heaps, first, top, ms), pages in zip(arenas, present):
             (start, end), = heaps
             rss = sum(x["Rss"] for x in ms)
             in_use, free, topc, sizes = walk(mem, first, end, top)
-            pages = mem.present(start, end - start)
             fr = free_resident(free + ([topc] if topc else []), pages)
             sum_free_res += fr
             addr = int(label.rstrip("+"), 16) if label.startswith("0x") else main_arena
