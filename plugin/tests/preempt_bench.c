@@ -15,14 +15,14 @@
  * the records misses the caches the way a walk of job_list does.
  *
  * Cases, each for both plugins, interleaved, median of R rounds:
- *   will-run, normal: preemptable(job, preemptor) for every record, the
+ *   predicate, normal: preemptable(job, preemptor) for every record, the
  *       preemptor a pending normal-QOS job (Preempt= empty): what
  *       _add_preemptable_job does for each job slurmctld tries to start;
- *   will-run, high:   the same with a pending high-QOS preemptor (every
+ *   predicate, high:   the same with a pending high-QOS preemptor (every
  *       low job passes the QOS test);
  *   queue sort:       job_preempt_check(a, b) on pairs of pending jobs, as
  *       sort_job_queue2() does on every comparison.
- *   slurmctld's will-run walk, normal / high: the same predicate calls
+ *   will-run walk, normal / high: the same predicate calls
  *       inside what _add_preemptable_job() does around them (our reading of
  *       slurmctld 22.05 and 24.11, emulated): job_list followed node by
  *       node, the het job test, then for an allowed candidate Slurm's own
@@ -34,9 +34,8 @@
  * each with no engine registered (preempt/gpufair without priority/gpufair),
  * with an engine whose last cycle allows no reclaim, and with one where a
  * team below its entitlement waits and another is over its own
- * (gpufair_reclaim_possible() true). The will-run passes start with cold
- * caches (a 64 MiB buffer is written in between; --warm 1: not), the
- * queue sort with warm ones.
+ * (gpufair_reclaim_possible() true). Every pass but the queue sort's starts
+ * with cold caches (a 64 MiB buffer is written in between; --warm 1: not).
  *
  * Checked (not timed): without reclaim, every pair ours allows preempt/qos
  * allows too.
