@@ -82,8 +82,9 @@ static bool _running(const job_record_t *job)
 
 /* The core's reclaim rule for a cross-team pair; remembers the preemptor
  * for the real event like any allowed pair. Caller holds no assoc lock. */
-static bool _reclaim_allowed(gpufair_engine_t *e, const gf_preempt_conf_t *c,
-			     job_record_t *preemptee, job_record_t *preemptor)
+static __attribute__((noinline)) bool _reclaim_allowed(
+	gpufair_engine_t *e, const gf_preempt_conf_t *c, job_record_t *preemptee,
+	job_record_t *preemptor)
 {
 	assoc_mgr_lock_t assoc_read = { .assoc = READ_LOCK };
 	gpufair_job_t or_j, ee_j;
@@ -167,28 +168,37 @@ static bool _core_allows(gpufair_engine_t *e, const gf_preempt_conf_t *c,
 }
 
 /*
- * gpufair's rule on top of Slurm's (slurm_ok: what Slurm's rule of this
- * configuration said about the pair), the same for both rules.
+ * Reclaim (design.md), for a pair Slurm's rule refuses: a job of a team
+ * below its entitlement may requeue a running job of no higher QOS
+ * priority (partition tier) of a team over its own, whatever Slurm's rule
+ * says. One relaxed atomic load says whether any team qualifies this
+ * cycle; usually none does. Out of line, as _same_team_and_core().
  */
-static bool _gpufair_rule(gpufair_engine_t *e, const gf_preempt_conf_t *c,
-			  job_record_t *preemptee, job_record_t *preemptor,
-			  bool slurm_ok)
+static __attribute__((noinline)) bool _reclaim(gpufair_engine_t *e,
+					       const gf_preempt_conf_t *c,
+					       job_record_t *preemptee,
+					       job_record_t *preemptor)
 {
-	if (!slurm_ok) {
-		/* Reclaim (design.md): a job of a team below its entitlement
-		 * may requeue a running job of no higher QOS priority
-		 * (partition tier) of a team over its own, whatever Slurm's
-		 * rule says. One relaxed atomic load says whether any team
-		 * qualifies this cycle; usually none does. */
-		if (!e || !gpufair_reclaim_possible(e) || !_running(preemptee) ||
-		    !gf_preempt_not_above(c->rules, preemptee, preemptor))
-			return false;
-		return _reclaim_allowed(e, c, preemptee, preemptor);
-	}
+	if (!e || !gpufair_reclaim_possible(e) || !_running(preemptee) ||
+	    !gf_preempt_not_above(c->rules, preemptee, preemptor))
+		return false;
+	return _reclaim_allowed(e, c, preemptee, preemptor);
+}
+
+/*
+ * gpufair's rule for a pair Slurm's rule allows: the same-team rule, then
+ * the core's bait blocking, only when there is a victim that is actually
+ * running (pending pairs of the queue sort are ordered by Slurm's rule and
+ * the team rule alone). Out of line, so that Slurm's test, which rejects
+ * almost every pair, runs without this one's stack frame (the core's two
+ * jobs, the reason text) and register saves (docs/performance.md).
+ */
+static __attribute__((noinline)) bool _same_team_and_core(
+	gpufair_engine_t *e, const gf_preempt_conf_t *c,
+	job_record_t *preemptee, job_record_t *preemptor)
+{
 	if (!_same_team(c, preemptee, preemptor))
 		return false;
-	/* Only when there is a victim that is actually running: pending
-	 * pairs of the queue sort are ordered by Slurm's rule alone. */
 	if (!_running(preemptee))
 		return true;
 	if (e && !_core_allows(e, c, preemptee, preemptor))
@@ -197,25 +207,51 @@ static bool _gpufair_rule(gpufair_engine_t *e, const gf_preempt_conf_t *c,
 	return true;
 }
 
-/* Queue sort: may preemptor preempt preemptee (both pending)? */
+/*
+ * Queue sort (sort_job_queue2, twice in every comparison of two queued,
+ * so pending, jobs): may preemptor preempt preemptee? Slurm's rule, then
+ * the team rule; reclaim only ever concerns running victims, so a pending
+ * victim Slurm's rule refuses is refused without asking the engine.
+ */
 extern GF_EXPORT bool preempt_p_job_preempt_check(job_queue_rec_t *preemptor,
 						  job_queue_rec_t *preemptee)
 {
 	gpufair_engine_t *e = gpufair_global_get();
 	const gf_preempt_conf_t *c = gf_preempt_conf(e);
+	job_record_t *ee = preemptee->job_ptr, *or = preemptor->job_ptr;
 
-	return _gpufair_rule(e, c, preemptee->job_ptr, preemptor->job_ptr,
-			     c->rules->queue_check(preemptor, preemptee));
+	if (c->rules->queue_check(preemptor, preemptee))
+		return _same_team_and_core(e, c, ee, or);
+	if (!_running(ee))
+		return false;
+	return _reclaim(e, c, ee, or);
 }
 
+/*
+ * The will-run test's question (the top of this file): may preemptor
+ * requeue, cancel or suspend preemptee? Asked for every job in the system
+ * each time slurmctld tries to start a job, so Slurm's rule first and the
+ * rest out of line.
+ *
+ * Only a running or suspended job can be preempted, and slurmctld (22.05
+ * and 24.11: the only caller, _add_preemptable_job() in preempt.c) drops
+ * every other candidate in job_overlap_and_running() right after asking.
+ * So a pending victim gets false here once Slurm's rule passed, without
+ * the team rule (an assoc_mgr lock) and without Slurm's own exemption
+ * checks, which then do not run. The queue sort's question about pending
+ * pairs is preempt_p_job_preempt_check().
+ */
 extern GF_EXPORT bool preempt_p_preemptable(job_record_t *preemptee,
 					    job_record_t *preemptor)
 {
 	gpufair_engine_t *e = gpufair_global_get();
 	const gf_preempt_conf_t *c = gf_preempt_conf(e);
 
-	return _gpufair_rule(e, c, preemptee, preemptor,
-			     c->rules->preemptable(preemptee, preemptor));
+	if (!c->rules->preemptable(preemptee, preemptor))
+		return _reclaim(e, c, preemptee, preemptor);
+	if (!_running(preemptee))
+		return false;
+	return _same_team_and_core(e, c, preemptee, preemptor);
 }
 
 extern GF_EXPORT int preempt_p_get_data(job_record_t *job_ptr,

@@ -31,43 +31,50 @@
  *              recompute: the job, which of its priorities (-1 = the job's
  *              own, k = entry k of its priority array), the inputs, old
  *              and new priority (parallel arrays, so the inputs go to the
- *              core in one call); a job in several partitions has more
- *              than one entry, so these grow past the table's size;
+ *              core in one call; they are needed after the cycle's end,
+ *              which sets the team factors); a job in several partitions
+ *              has more than one entry, so these grow past the table's
+ *              size;
+ * and one that is not per job:
  *   wait_jobs: the pending jobs that could run now, for the queue view and
- *              the bait detector (also one call).
+ *              the bait detector, handed to the core GF_WAIT_CHUNK at a
+ *              time during the walk (what the core keeps of them is its
+ *              queue view, 24 bytes a job).
  */
 static job_record_t **pend_job;
 static int32_t *pend_slot;
 static gpufair_prio_input_t *pend_in;
 static uint32_t *pend_old, *pend_prio;
 static size_t pend_len, pend_cap;
+#define GF_WAIT_CHUNK 4096
 static gpufair_job_t *wait_jobs;
 static size_t wait_len;
 
 static void _pend_resize(size_t n)
 {
-	xrecalloc(pend_job, n, sizeof(*pend_job));
-	xrecalloc(pend_slot, n, sizeof(*pend_slot));
-	xrecalloc(pend_in, n, sizeof(*pend_in));
-	xrecalloc(pend_old, n, sizeof(*pend_old));
-	xrecalloc(pend_prio, n, sizeof(*pend_prio));
+	GFP_RESIZE(pend_job, pend_cap, n);
+	GFP_RESIZE(pend_slot, pend_cap, n);
+	GFP_RESIZE(pend_in, pend_cap, n);
+	GFP_RESIZE(pend_old, pend_cap, n);
+	GFP_RESIZE(pend_prio, pend_cap, n);
 	pend_cap = n;
 }
 
+/* Room for n entries (the job table's size): the arrays grow, or shrink
+ * when more than twice too big (gfp_array_fits); never below what this
+ * cycle has pushed. */
 extern void gfp_cycle_reserve(size_t n)
 {
-	if (n > pend_cap)
-		_pend_resize(n);
-	xrecalloc(wait_jobs, n, sizeof(*wait_jobs));
+	n = MAX(n, pend_len); /* may be called during the walk */
+	if (!gfp_array_fits(pend_cap, n))
+		_pend_resize(n ? gfp_array_room(n) : 0);
+	if (!wait_jobs)
+		wait_jobs = xcalloc(GF_WAIT_CHUNK, sizeof(*wait_jobs));
 }
 
 extern void gfp_cycle_free(void)
 {
-	xfree(pend_job);
-	xfree(pend_slot);
-	xfree(pend_in);
-	xfree(pend_old);
-	xfree(pend_prio);
+	_pend_resize(0);
 	xfree(wait_jobs);
 	pend_len = wait_len = pend_cap = 0;
 }
@@ -78,7 +85,7 @@ extern void gfp_cycle_free(void)
 static size_t _pend_push(job_record_t *job, int32_t slot, uint32_t old_prio)
 {
 	if (pend_len == pend_cap)
-		_pend_resize(MAX((size_t)1024, 2 * pend_cap));
+		_pend_resize(gfp_array_room(pend_cap));
 	pend_job[pend_len] = job;
 	pend_slot[pend_len] = slot;
 	pend_old[pend_len] = old_prio;
@@ -94,6 +101,19 @@ static void _push_slot(job_record_t *job, part_record_t *part,
 	size_t i = _pend_push(job, slot, gf_prio_array(job)[slot]);
 
 	gfp_prio_input(&pend_in[i], job, *team, part, qos, true, NULL);
+}
+
+/* The waiting jobs gathered so far, to the core. */
+static void _flush_waiting(gfp_cycle_t *ctx)
+{
+	int64_t seen;
+
+	if (!wait_len)
+		return;
+	seen = gpufair_observe_pending_many(gfp.engine, wait_jobs, wait_len);
+	if (seen > 0)
+		ctx->pending += (int)seen;
+	wait_len = 0;
 }
 
 /* What the record points to; by now the record itself is in cache. */
@@ -192,7 +212,8 @@ extern bool gfp_observe_job(job_record_t *job, gfp_cycle_t *ctx)
 			!(job->state_reason == WAIT_NO_REASON ||
 			  job->state_reason == WAIT_PRIORITY ||
 			  job->state_reason == WAIT_RESOURCES);
-		wait_len++;
+		if (++wait_len == GF_WAIT_CHUNK)
+			_flush_waiting(ctx);
 	}
 	return keep;
 }
@@ -275,12 +296,7 @@ extern void gfp_cycle(time_t now)
 	pend_len = 0;
 	wait_len = 0;
 	gfp_table_walk(&ctx);
-	if (wait_len) {
-		int64_t seen = gpufair_observe_pending_many(
-			gfp.engine, wait_jobs, wait_len);
-
-		ctx.pending = seen > 0 ? (int)seen : 0;
-	}
+	_flush_waiting(&ctx);
 	gpufair_cycle_end(gfp.engine, (int64_t)now);
 	_collect_reports(now);
 	_reprioritise_pending(&ctx);

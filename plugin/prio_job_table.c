@@ -89,15 +89,15 @@ static size_t walk_len, walk_cap;
 
 extern void gfp_table_free(void)
 {
-	xfree(walk);
-	xfree(walk_id);
-	xfree(walk_keep);
+	GFP_RESIZE(walk, walk_cap, 0);
+	GFP_RESIZE(walk_id, walk_cap, 0);
+	GFP_RESIZE(walk_keep, walk_cap, 0);
 	walk_len = walk_cap = 0;
-	xfree(tracked);
-	xfree(adds);
+	GFP_RESIZE(tracked, tracked_cap, 0);
+	GFP_RESIZE(adds, adds_cap, 0);
 	tracked_len = tracked_cap = adds_len = adds_cap = 0;
 	slurm_mutex_lock(&noticed_mutex);
-	xfree(noticed);
+	GFP_RESIZE(noticed, noticed_cap, 0);
 	noticed_len = noticed_cap = 0;
 	scan_next = 0;
 	slurm_mutex_unlock(&noticed_mutex);
@@ -115,24 +115,32 @@ extern void gfp_table_walk_all_next(void)
  * that job_list grew between list_count() and the walk. */
 static void _reserve(size_t n)
 {
-	if (n <= walk_cap)
+	if (gfp_array_fits(walk_cap, n))
 		return;
-	n = MAX(n, 2 * walk_cap);
-	xrecalloc(walk, n, sizeof(*walk));
-	xrecalloc(walk_id, n, sizeof(*walk_id));
-	xrecalloc(walk_keep, n, sizeof(*walk_keep));
+	n = gfp_array_room(n);
+	GFP_RESIZE(walk, walk_cap, n);
+	GFP_RESIZE(walk_id, walk_cap, n);
+	GFP_RESIZE(walk_keep, walk_cap, n);
 	gfp_cycle_reserve(n);
 	walk_cap = n;
 }
 
-/* One more entry in an array of gf_tracked_t that grows by doubling. */
+/* An array of gf_tracked_t with room for n entries (grown, or shrunk when
+ * more than twice too big; the first n entries are kept). */
+static void _fit_tracked(gf_tracked_t **a, size_t *cap, size_t n)
+{
+	if (gfp_array_fits(*cap, n))
+		return;
+	GFP_RESIZE(*a, *cap, gfp_array_room(n));
+	*cap = gfp_array_room(n);
+}
+
+/* One more entry in an array of gf_tracked_t. */
 static void _push_tracked(gf_tracked_t **a, size_t *len, size_t *cap,
 			  uint32_t id, job_record_t *addr)
 {
-	if (*len == *cap) {
-		*cap = MAX((size_t)1024, 2 * *cap);
-		xrecalloc(*a, *cap, sizeof(**a));
-	}
+	if (*len == *cap)
+		_fit_tracked(a, cap, *len + 1);
 	(*a)[*len].id = id;
 	(*a)[*len].addr = addr;
 	(*len)++;
@@ -304,10 +312,7 @@ static bool _track_new_jobs(uint32_t next_id)
 		if (!_in_sorted(tracked, old_len, &k, adds[i].id))
 			adds[n++] = adds[i];
 	adds_len = n;
-	if (tracked_len + adds_len > tracked_cap) {
-		tracked_cap = MAX(tracked_len + adds_len, 2 * tracked_cap);
-		xrecalloc(tracked, tracked_cap, sizeof(*tracked));
-	}
+	_fit_tracked(&tracked, &tracked_cap, tracked_len + adds_len);
 	tracked_len += adds_len;
 	for (size_t out = tracked_len, a = adds_len, t = old_len; a > 0;
 	     out--) {
@@ -325,10 +330,7 @@ static void _retrack(void)
 {
 	size_t n = 0;
 
-	if (walk_len > tracked_cap) {
-		tracked_cap = MAX(walk_len, 2 * tracked_cap);
-		xrecalloc(tracked, tracked_cap, sizeof(*tracked));
-	}
+	_fit_tracked(&tracked, &tracked_cap, walk_len);
 	for (size_t i = 0; i < walk_len; i++)
 		if (walk_keep[i]) {
 			tracked[n].id = walk_id[i];
@@ -417,5 +419,9 @@ extern void gfp_table_walk(gfp_cycle_t *ctx)
 	} else {
 		_retrack();
 	}
+	/* adds is scratch from here on: after a burst of new jobs (or the
+	 * periodic walk's old table) its pages go back. */
+	adds_len = 0;
+	_fit_tracked(&adds, &adds_cap, 0);
 	ctx->tracked = (int)tracked_len;
 }

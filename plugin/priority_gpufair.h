@@ -11,6 +11,7 @@
  *                        does with each, which it refuses
  *    prio_input.c        what a job's priority is computed from, per
  *                        partition and QOS; the priority array
+ *    prio_arrays.c       the memory of the cycle's per-job arrays
  *    prio_report.c       a job's priority and its breakdown; sprio, sshare
  *    prio_borrowed.c     preemptions on borrowed reservation time, which
  *                        preempt/gpufair never sees, recorded at job end
@@ -210,8 +211,23 @@ extern void gfp_write_assoc_usage_locked(void);
 /* --- prio_cycle.c ------------------------------------------------------ */
 extern void gfp_cycle(time_t now);
 extern void gfp_cycle_free(void);
-/* Room for n records in the cycle's per-job buffers. */
+/* Room for exactly n records in the cycle's per-job buffers (the job table
+ * chooses n). */
 extern void gfp_cycle_reserve(size_t n);
+/* --- prio_arrays.c ---------------------------------------------------- */
+/*
+ * A per-job array of the cycle or the job table, resized from old_n to n
+ * elements of elem bytes (n == 0 frees it); keeps the first min(old_n, n)
+ * elements, the others are unspecified. Out of memory aborts, as xmalloc
+ * does. Each array is its own anonymous mapping (why: prio_arrays.c).
+ */
+extern void *gfp_array_resize(void *p, size_t old_n, size_t n, size_t elem);
+/* The capacity for n elements; whether capacity cap is right for n (at
+ * least n, at most twice gfp_array_room(n): a larger one shrinks). */
+extern size_t gfp_array_room(size_t n);
+extern bool gfp_array_fits(size_t cap, size_t n);
+#define GFP_RESIZE(p, old_n, n) \
+	((p) = gfp_array_resize((p), (old_n), (n), sizeof(*(p))))
 /* The lines a job's observation reads beyond the record (prefetch only). */
 extern void gfp_prefetch_refs(const job_record_t *job);
 /* Observe one record; true when the job table should keep it. Caller

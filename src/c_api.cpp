@@ -574,4 +574,9 @@ void gpufair_global_set(gpufair_engine_t* e) { g_engine.store(e); }
 
 gpufair_engine_t* gpufair_global_get(void) { return g_engine.load(); }
 
+int gpufair_global_reclaim_possible(void) {
+  const gpufair_engine_t* e = g_engine.load(std::memory_order_acquire);
+  return e && e->engine.reclaim_possible() ? 1 : 0;
+}
+
 }  // extern "C"

@@ -285,6 +285,10 @@ int gpufair_state_load(gpufair_engine_t *e, const char *path,
  * (both link libgpufair.so, which the loader maps once). set(NULL) clears. */
 void gpufair_global_set(gpufair_engine_t *e);
 gpufair_engine_t *gpufair_global_get(void);
+/* gpufair_reclaim_possible() of the registered engine, 0 without one: what
+ * preempt/gpufair asks about nearly every pair slurmctld shows it, in one
+ * call (lock free). */
+int gpufair_global_reclaim_possible(void);
 
 #ifdef __cplusplus
 }

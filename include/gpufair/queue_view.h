@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpufair/job.h"
+#include "gpufair/mapped_allocator.h"
 #include "gpufair/time.h"
 
 namespace gpufair {
@@ -60,7 +61,7 @@ class QueueView {
     float gpus;
     TimePoint since;
   };
-  std::vector<Entry> jobs_;
+  std::vector<Entry, MappedAllocator<Entry>> jobs_;  // one per waiting job
   bool frozen_ = true;
 };
 

@@ -430,4 +430,27 @@ TEST(CApi, OneGlobalEngine) {
   EXPECT_EQ(gpufair_global_get(), nullptr);
 }
 
+// preempt/gpufair's one-call test: the registered engine's reclaim_possible.
+TEST(CApi, GlobalReclaimPossible) {
+  EngineHandle h("reclaim=all");
+  ASSERT_NE(h.e, nullptr);
+  const int32_t holder_team = gpufair_team_id(h.e, "holder");
+  const int32_t waiter_team = gpufair_team_id(h.e, "waiter");
+  const int64_t t0 = 1'700'000'000;
+  const gpufair_job_t holder = job(1, holder_team, 0, 8, t0 - 7200, t0 - 3600);
+  const gpufair_job_t waiting = job(2, waiter_team, 0, 8, t0 - 600);
+  ASSERT_EQ(gpufair_set_cluster_gpus(h.e, 8), GPUFAIR_OK);
+  EXPECT_EQ(gpufair_global_reclaim_possible(), 0);  // no engine registered
+  gpufair_global_set(h.e);
+  EXPECT_EQ(gpufair_global_reclaim_possible(), 0);  // no cycle yet
+  ASSERT_EQ(gpufair_cycle_begin(h.e, t0), GPUFAIR_OK);
+  ASSERT_EQ(gpufair_observe_running(h.e, &holder), GPUFAIR_OK);
+  ASSERT_EQ(gpufair_observe_pending(h.e, &waiting), GPUFAIR_OK);
+  ASSERT_EQ(gpufair_cycle_end(h.e, t0), GPUFAIR_OK);
+  EXPECT_EQ(gpufair_reclaim_possible(h.e), 1);
+  EXPECT_EQ(gpufair_global_reclaim_possible(), 1);
+  gpufair_global_set(nullptr);
+  EXPECT_EQ(gpufair_global_reclaim_possible(), 0);
+}
+
 }  // namespace
