@@ -71,6 +71,23 @@ GSHOW=gpufair-show
 [[ -n ${GPUFAIR_BUILD_DIR:-} && -x $GPUFAIR_BUILD_DIR/tools/gpufair-show ]] && GSHOW=$GPUFAIR_BUILD_DIR/tools/gpufair-show
 gshow_json() { "$GSHOW" --json --conf "$SLURM_CONF" "$@"; }
 
+# wait_no_scavenger_episode TIMEOUT_S: until no team is in a scavenger
+# episode (design.md, "Scavengers"). An earlier test's in-team preemption
+# starts one (scavenger_window, 144 s at story scale), and while it lasts
+# that team's new lower-rank jobs may be reclaimed by any other team: a test
+# of the plain fair-share order must not start inside one.
+wait_no_scavenger_episode() {
+  local i until
+  for ((i = 0; i < $1; i++)); do
+    until=$(gshow_json | "$PY" -c '
+import json, sys
+print(max([t.get("scavenger_until", 0) for t in json.load(sys.stdin)["teams"]] + [0]))')
+    ((until <= $(date +%s))) && return 0
+    sleep 1
+  done
+  return 1
+}
+
 # team_field TEAM FIELD  (from gpufair-show --json)
 team_field() {
   gshow_json | "$PY" -c '

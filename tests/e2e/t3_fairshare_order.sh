@@ -4,6 +4,9 @@
 source "$(dirname "$0")/lib.sh"
 need_cluster gpufair
 clear_queue
+# Outside any scavenger episode an earlier test began (t6's in-team
+# preemption): inside one, teamb's job below would be fair game for teama.
+wait_no_scavenger_episode 200 || fail "a scavenger episode is still on after 200 s"
 # teama uses the whole cluster; one node frees after 12 s, the rest after 40 s.
 f1=$(sub gfa1 teama normal 8 12)
 fill=("$f1" "$(sub gfa1 teama normal 8 40)" "$(sub gfa1 teama normal 8 40)" "$(sub gfa1 teama normal 8 40)")
