@@ -167,6 +167,17 @@ static bool _core_allows(gpufair_engine_t *e, const gf_preempt_conf_t *c,
 	return false;
 }
 
+/* Slurm's rule: preempt/qos's test inline (the default preempt_by, no
+ * indirect call), the other through the table. */
+static inline bool _slurm_allows(const gf_preempt_conf_t *c,
+				 job_record_t *preemptee,
+				 job_record_t *preemptor)
+{
+	if (c->rules == &gf_rules_qos)
+		return gf_qos_preemptable(preemptee, preemptor);
+	return c->rules->preemptable(preemptee, preemptor);
+}
+
 /*
  * Reclaim (design.md), for a pair Slurm's rule refuses: a job of a team
  * below its entitlement may requeue a running job of no higher QOS
@@ -220,7 +231,9 @@ extern GF_EXPORT bool preempt_p_job_preempt_check(job_queue_rec_t *preemptor,
 	const gf_preempt_conf_t *c = gf_preempt_conf(e);
 	job_record_t *ee = preemptee->job_ptr, *or = preemptor->job_ptr;
 
-	if (c->rules->queue_check(preemptor, preemptee))
+	/* preempt/qos sorts the queue by its job rule. */
+	if (c->rules == &gf_rules_qos ? gf_qos_preemptable(ee, or) :
+					c->rules->queue_check(preemptor, preemptee))
 		return _same_team_and_core(e, c, ee, or);
 	if (!_running(ee))
 		return false;
@@ -247,7 +260,7 @@ extern GF_EXPORT bool preempt_p_preemptable(job_record_t *preemptee,
 	gpufair_engine_t *e = gpufair_global_get();
 	const gf_preempt_conf_t *c = gf_preempt_conf(e);
 
-	if (!c->rules->preemptable(preemptee, preemptor))
+	if (!_slurm_allows(c, preemptee, preemptor))
 		return _reclaim(e, c, preemptee, preemptor);
 	if (!_running(preemptee))
 		return false;

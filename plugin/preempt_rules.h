@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "slurm_compat.h" /* job_record_t, job_queue_rec_t's header */
+#include "src/common/bitstring.h"
 #include "src/slurmctld/job_scheduler.h"
 
 typedef struct {
@@ -59,5 +60,25 @@ extern uint32_t gf_preempt_prio(const gf_preempt_rules_t *r,
 extern bool gf_preempt_not_above(const gf_preempt_rules_t *r,
 				 const job_record_t *victim,
 				 const job_record_t *reclaimer);
+
+/* preempt/qos's test (gf_rules_qos.preemptable), inline for
+ * preempt/gpufair's hot path: the preemptor's QOS lists the victim's in
+ * Preempt=, or both have one QOS with PreemptMode WITHIN and the
+ * preemptor's priority is higher. */
+extern bool gf_qos_within_allows(const job_record_t *preemptee,
+				 const job_record_t *preemptor);
+static inline bool gf_qos_preemptable(const job_record_t *preemptee,
+				      const job_record_t *preemptor)
+{
+	const slurmdb_qos_rec_t *qos_ee = preemptee->qos_ptr;
+	const slurmdb_qos_rec_t *qos_or = preemptor->qos_ptr;
+
+	if (!qos_ee || !qos_or)
+		return false;
+	if (qos_or->id == qos_ee->id)
+		return gf_qos_within_allows(preemptee, preemptor);
+	return qos_or->preempt_bitstr &&
+	       bit_test(qos_or->preempt_bitstr, qos_ee->id);
+}
 
 #endif /* GPUFAIR_PREEMPT_RULES_H */
