@@ -20,7 +20,8 @@ inline constexpr char kStateMagic[8] = {'G', 'P', 'U', 'F', 'A', 'I', 'R', '1'};
 // last preemptors (bait_w_jump); version 1 files still load (those start at 0).
 // 3: the detector's low-rank memory in GPU-seconds (was job counts: reset
 // on load), jump prices and reclaim counters, the reclaim flag of decisions.
-inline constexpr std::uint32_t kStateFormatVersion = 3;
+// 4: each running job's QOS UsageFactor (older files: 1).
+inline constexpr std::uint32_t kStateFormatVersion = 4;
 inline constexpr std::size_t kStateHeaderSize = 8 + 4 + 8 + 8;
 
 std::uint64_t fnv1a64(std::span<const std::uint8_t> bytes);
