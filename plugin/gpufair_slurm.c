@@ -294,6 +294,12 @@ extern void gf_job_fill(gpufair_job_t *out, const job_record_t *job,
 		out->start_time = (int64_t)job->start_time;
 	else
 		out->priority = job->priority; /* a jump's price: who was ahead */
+	/* What its GPU-seconds cost its team: the QOS UsageFactor, read as
+	 * multifactor reads it (a negative one is unset). */
+	if (job->qos_ptr && job->qos_ptr->usage_factor >= 0) {
+		out->has_usage_factor = 1;
+		out->usage_factor = job->qos_ptr->usage_factor;
+	}
 }
 
 /* Find "key=" at the start of a line of describe text. */

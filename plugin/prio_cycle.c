@@ -2,19 +2,21 @@
  *  prio_cycle.c - one cycle of priority/gpufair, every PriorityCalcPeriod
  *  (or calc_period) in the "gpufair" thread, as multifactor's "decay".
  *
- *  In order: refresh GPU TRES, billing weights and teams; let the site
- *  factor plugin update its factors; observe the records the job table
- *  names (running jobs charged, ended ones reported, pending ones
- *  gathered, with one entry per partition for a job in several); end the
- *  cycle in the core; collect the team reports; re-prioritise the pending
- *  jobs (and with CALCULATE_RUNNING the running ones) in one call; write
- *  usage into the associations for sshare. Then, outside every lock, save
- *  the state.
+ *  In order: refresh GPU TRES, billing weights and teams; decay the usage
+ *  Slurm's limits read (prio_usage.c); let the site factor plugin update
+ *  its factors; observe the records the job table names (running jobs
+ *  charged, to gpufair's ledger and to the limits' usage; ended ones
+ *  reported; pending ones gathered, with one entry per partition for a job
+ *  in several); end the cycle in the core; collect the team reports;
+ *  re-prioritise the pending jobs (and with CALCULATE_RUNNING the running
+ *  ones) in one call; write usage into the associations for sshare. Then,
+ *  outside every lock, save the state and the limits' decay clock.
  *
- *  Locks: { job WRITE, part READ, fed READ } then { assoc WRITE, qos READ,
- *  tres READ } (slurmctld locks before assoc_mgr locks, as everywhere),
- *  held from the refresh to the last write; map_lock is taken for writing
- *  only to publish a rebuilt map or the reports.
+ *  Locks: { job WRITE, part READ, fed READ } then { assoc WRITE, qos WRITE,
+ *  tres READ } (slurmctld locks before assoc_mgr locks, as everywhere; QOS
+ *  WRITE for the QOS usage, as multifactor's decay thread), held from the
+ *  refresh to the last write; map_lock is taken for writing only to
+ *  publish a rebuilt map or the reports.
 \*****************************************************************************/
 
 #include <string.h>
@@ -141,6 +143,7 @@ extern bool gfp_observe_job(job_record_t *job, gfp_cycle_t *ctx)
 
 	if (IS_JOB_REVOKED(job))
 		return false;
+	gfp_usage_job_locked(job, ctx->now);
 	/* A job that stopped since the last cycle (finished, cancelled,
 	 * preempted and requeued): charge it up to its end. Unknown ids are
 	 * ignored by the core, so no bookkeeping is needed here. */
@@ -272,7 +275,7 @@ extern void gfp_cycle(time_t now)
 	slurmctld_lock_t job_write_lock = {
 		.job = WRITE_LOCK, .part = READ_LOCK, .fed = READ_LOCK };
 	assoc_mgr_lock_t locks = {
-		.assoc = WRITE_LOCK, .qos = READ_LOCK, .tres = READ_LOCK };
+		.assoc = WRITE_LOCK, .qos = WRITE_LOCK, .tres = READ_LOCK };
 	gfp_cycle_t ctx = {
 		.now = now,
 		.since = gfp.prev_cycle,
@@ -291,11 +294,13 @@ extern void gfp_cycle(time_t now)
 	gfp_refresh_teams_locked();
 	if (ctx.rank_by == GPUFAIR_PREEMPT_BY_QOS)
 		gf_qos_ranks_refresh(); /* else ranks are partition tiers */
+	gfp_usage_begin_locked(now);
 	/* As multifactor's decay thread, under the job WRITE lock. */
 	site_factor_g_update();
 	pend_len = 0;
 	wait_len = 0;
 	gfp_table_walk(&ctx);
+	gfp_usage_clock_end_locked(now);
 	_flush_waiting(&ctx);
 	gpufair_cycle_end(gfp.engine, (int64_t)now);
 	_collect_reports(now);
@@ -318,4 +323,5 @@ extern void gfp_cycle(time_t now)
 
 	/* Disk I/O outside every slurmctld lock. */
 	gfp_save_state();
+	gfp_usage_clock_save();
 }

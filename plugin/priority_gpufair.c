@@ -35,7 +35,7 @@
  *  priority_p_job_end()       job WRITE lock held (acct_policy_job_fini);
  *              we take assoc READ and map_lock READ for a preemption on
  *              borrowed reservation time (prio_borrowed.c), released, then
- *              assoc+qos WRITE to give back grp_used_tres_run_secs.
+ *              { assoc, qos WRITE, tres READ } (prio_usage.c).
  *  priority_p_set_assoc_usage(), priority_p_calc_fs_factor(),
  *  priority_p_get_priority_factors_list(): prio_report.c.
  *  Our thread "gpufair": prio_cycle.c.
@@ -149,6 +149,9 @@ extern GF_EXPORT int init(void)
 		      plugin_type, slurm_conf.site_factor_plugin);
 
 	gfp_load_state();
+	/* Before anything can end a job (priority_p_job_end may come from
+	 * read_slurm_conf at a restart). */
+	gfp_usage_clock_load();
 	gpufair_global_set(gfp.engine);
 #if !GF_HAS_THREAD_START
 	_start_thread();
@@ -218,10 +221,10 @@ extern GF_EXPORT uint32_t priority_p_set(uint32_t last_prio,
 
 extern GF_EXPORT void priority_p_reconfig(bool assoc_clear)
 {
-	(void)assoc_clear;
 	if (!gfp.engine)
 		return;
 	gfp_reconfigure();
+	gfp_usage_reconfig(assoc_clear);
 	/* FirstJobId/MaxJobId may have changed: the next cycle walks
 	 * job_list. */
 	gfp_table_walk_all_next();
@@ -250,9 +253,9 @@ extern GF_EXPORT void priority_p_thread_start(void)
 /*
  * A job ended (acct_policy_job_fini; only with AccountingStorageEnforce
  * including "limits"). Charge it up to its end now rather than at the next
- * cycle, and give back the unused grp_used_tres_run_secs that
- * acct_policy_job_begin reserved (time limit x TRES), as priority/basic
- * does, since we never decay those counters ourselves.
+ * cycle, in gpufair's ledger and in the usage Slurm's limits read, and give
+ * back the rest of what acct_policy_job_begin reserved (prio_usage.c), as
+ * multifactor does.
  *
  * Preemptions are recorded by preempt/gpufair at the grace-time query (see
  * preempt_record.c), which knows the preemptor; all but those of jobs on
@@ -261,10 +264,6 @@ extern GF_EXPORT void priority_p_thread_start(void)
  */
 extern GF_EXPORT void priority_p_job_end(job_record_t *job_ptr)
 {
-	assoc_mgr_lock_t locks = { .assoc = WRITE_LOCK, .qos = WRITE_LOCK };
-	uint64_t limit_s;
-	int tres_cnt = &slurmctld_tres_cnt ? slurmctld_tres_cnt : 0;
-
 	if (!gfp.engine || !job_ptr)
 		return;
 	log_flag(PRIO, "%s: %pJ ended at %ld%s", plugin_type, job_ptr,
@@ -274,41 +273,5 @@ extern GF_EXPORT void priority_p_job_end(job_record_t *job_ptr)
 	gpufair_job_ended(gfp.engine, job_ptr->job_id,
 			  (int64_t)(job_ptr->end_time ? job_ptr->end_time
 						      : time(NULL)));
-
-	if (!job_ptr->tres_alloc_cnt || !tres_cnt)
-		return;
-	/* Exactly what acct_policy_job_begin added (acct_policy.c
-	 * _adjust_limit_usage): time limit x QOS UsageFactor x TRES, energy
-	 * excluded. */
-	limit_s = (uint64_t)job_ptr->time_limit * 60;
-	if (job_ptr->qos_ptr && job_ptr->qos_ptr->usage_factor >= 0)
-		limit_s *= job_ptr->qos_ptr->usage_factor;
-	if (!limit_s)
-		return;
-
-	assoc_mgr_lock(&locks);
-	for (int i = 0; i < tres_cnt; i++) {
-		uint64_t give;
-
-		if (i == TRES_ARRAY_ENERGY ||
-		    job_ptr->tres_alloc_cnt[i] == NO_CONSUME_VAL64)
-			continue;
-		give = job_ptr->tres_alloc_cnt[i] * limit_s;
-		if (job_ptr->qos_ptr && job_ptr->qos_ptr->usage &&
-		    job_ptr->qos_ptr->usage->grp_used_tres_run_secs) {
-			uint64_t *u = &job_ptr->qos_ptr->usage
-					       ->grp_used_tres_run_secs[i];
-			*u = (give > *u) ? 0 : *u - give;
-		}
-		for (slurmdb_assoc_rec_t *a = job_ptr->assoc_ptr;
-		     a && a->usage; a = a->usage->parent_assoc_ptr) {
-			uint64_t *u;
-
-			if (!a->usage->grp_used_tres_run_secs)
-				continue;
-			u = &a->usage->grp_used_tres_run_secs[i];
-			*u = (give > *u) ? 0 : *u - give;
-		}
-	}
-	assoc_mgr_unlock(&locks);
+	gfp_usage_job_end(job_ptr);
 }

@@ -15,6 +15,8 @@
  *    prio_report.c       a job's priority and its breakdown; sprio, sshare
  *    prio_borrowed.c     preemptions on borrowed reservation time, which
  *                        preempt/gpufair never sees, recorded at job end
+ *    prio_usage.c        the usage Slurm's limits read, charged per job
+ *    prio_usage_clock.c  ...its decay, resets and clock file
  *
  *  Every function says which locks its caller holds; the lock order is
  *  slurmctld locks, then assoc_mgr locks, then map_lock, then conf_mutex
@@ -48,6 +50,7 @@
 #pragma weak default_part_loc
 #pragma weak last_part_update
 #pragma weak acct_db_conn
+#pragma weak accounting_enforce
 
 extern const char plugin_type[];
 
@@ -239,6 +242,40 @@ extern bool gfp_observe_job(job_record_t *job, gfp_cycle_t *ctx);
  * MaxStartDelay reservation's nodes on borrowed time, report it to the core
  * (once). Caller holds job WRITE and no assoc_mgr lock. */
 extern void gfp_borrowed_preemption(job_record_t *victim);
+/* --- prio_usage.c: the usage Slurm's limits read (GrpTRESMins, ...) ----- */
+/* Start of a cycle: after a restart, take back the reservations made again;
+ * then the clock's duties (gfp_usage_clock_begin_locked). Caller holds the
+ * cycle's locks, { assoc WRITE, qos WRITE, tres READ } among them. */
+extern void gfp_usage_begin_locked(time_t now);
+/* One record of the cycle's walk: charged if it ran. Same locks. */
+extern void gfp_usage_job_locked(job_record_t *job, time_t now);
+/* priority_p_job_end(): caller holds job WRITE; takes the assoc_mgr locks. */
+extern void gfp_usage_job_end(job_record_t *job);
+/* priority_p_reconfig(): re-read the keys; with assoc_clear (no lock held)
+ * take back the reservations acct_policy made again. */
+extern void gfp_usage_reconfig(bool assoc_clear);
+
+/* --- prio_usage_clock.c ------------------------------------------------ */
+/* When the limits' usage was last brought up to date, and how it decays.
+ * Written by the cycle thread under the job WRITE lock, read under the job
+ * lock (and by the cycle thread's save, after the locks). */
+typedef struct {
+	time_t last_ran;  /* usage is up to date to here; 0 = never */
+	double decay;     /* per second: multifactor's 1 - 0.693/hl */
+	bool charge;      /* this cycle charges jobs (0 < last_ran < now) */
+	bool restore;     /* a restart: reservations to take back to last_ran */
+} gfp_usage_clock_t;
+extern gfp_usage_clock_t gfp_uclock;
+/* init(): the clock from <StateSaveLocation>/priority_last_decay_ran. */
+extern void gfp_usage_clock_load(void);
+/* The cycle, its locks held: re-read keys, reset, decay every record. */
+extern void gfp_usage_clock_begin_locked(time_t now);
+extern void gfp_usage_clock_end_locked(time_t now);
+/* After the cycle, no lock: the clock to its file. */
+extern void gfp_usage_clock_save(void);
+/* Re-read PriorityDecayHalfLife and PriorityUsageResetPeriod next cycle. */
+extern void gfp_usage_clock_reconfigure(void);
+
 /* --- prio_job_table.c -------------------------------------------------- */
 /* From priority_p_set(): a job the table's id scan may not see. */
 extern void gfp_table_notice(job_record_t *job);

@@ -14,6 +14,7 @@
 #define GPUFAIR_SLURM_COMPAT_H
 
 #include "slurm/slurm.h"
+#include "slurm/slurmdb.h"
 #include "slurm/slurm_version.h"
 
 #define GF_SLURM_AT_LEAST(major, minor) \
@@ -282,6 +283,41 @@ static inline uint32_t *gf_prio_array_for(job_record_t *job, int n)
 	else if (!job->priority_array)
 		job->priority_array = xcalloc(n + 1, sizeof(uint32_t));
 	return job->priority_array;
+}
+#endif
+
+/*
+ * 24.05 added TRES run seconds per account and per user to a QOS's used
+ * limits (MaxTRESRunMinsPerAccount / PerUser): acct_policy_job_begin
+ * reserves them like grp_used_tres_run_secs and multifactor gives them
+ * back alike. gf_qos_used_run_secs() finds (or creates, as acct_policy
+ * does) those two arrays for an account and a user in a QOS; NULLs before
+ * 24.05. Caller holds the QOS WRITE lock.
+ */
+#if GF_SLURM_AT_LEAST(24, 5)
+#include "src/slurmctld/acct_policy.h"
+
+static inline void gf_qos_used_run_secs(slurmdb_qos_rec_t *qos, char *acct,
+					uint32_t uid, uint64_t **acct_secs,
+					uint64_t **user_secs)
+{
+	slurmdb_used_limits_t *a = acct_policy_get_acct_used_limits(
+		&qos->usage->acct_limit_list, acct);
+	slurmdb_used_limits_t *u = acct_policy_get_user_used_limits(
+		&qos->usage->user_limit_list, uid);
+
+	*acct_secs = a ? a->tres_run_secs : NULL;
+	*user_secs = u ? u->tres_run_secs : NULL;
+}
+#else
+static inline void gf_qos_used_run_secs(slurmdb_qos_rec_t *qos, char *acct,
+					uint32_t uid, uint64_t **acct_secs,
+					uint64_t **user_secs)
+{
+	(void)qos;
+	(void)acct;
+	(void)uid;
+	*acct_secs = *user_secs = NULL;
 }
 #endif
 

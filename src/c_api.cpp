@@ -117,6 +117,7 @@ JobRef to_ref(const gpufair_job_t& j) {
   r.start = j.start_time;
   r.priority = j.priority;
   r.runnable = j.held_back == 0;
+  if (j.has_usage_factor) r.usage_factor = j.usage_factor;
   return r;
 }
 

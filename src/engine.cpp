@@ -34,6 +34,7 @@ constexpr std::size_t kRecentDecisions = 16;
 struct RunningJob {
   TeamId team = -1;
   double gpus = 0;
+  double usage_factor = 1;  // QOS UsageFactor: scales the ledger's charge only
   TimePoint charged_until = 0;
   std::uint64_t last_seen_cycle = 0;
   bool low_rank_start = false;  // its GPU-seconds count in the team's low_rank_gpu_s
@@ -342,14 +343,15 @@ struct Engine::Impl {
   }
 
   // Charge a job from charged_until to `until`: raw usage gpus x seconds,
-  // usage its decayed worth as of the ledger's time, and the detector's
-  // low-rank memory likewise with half-life bait_window.
+  // usage its decayed worth as of the ledger's time, both times its QOS
+  // UsageFactor, and the detector's low-rank memory likewise with half-life
+  // bait_window but unscaled (the GPUs were held whatever they cost).
   void charge(RunningJob& job, TimePoint until) {
     if (until <= job.charged_until) return;
     const TimePoint start = job.charged_until;
     const Seconds len = elapsed_between(start, until);
     const Seconds h = config.decay_half_life;
-    const double g = job.gpus;
+    const double g = job.gpus * job.usage_factor;
     TeamState& t = teams[static_cast<std::size_t>(job.team)];
     const double worth = g * worth_at(decayed_integral(len, h), until, last_cycle, h);
     const double raw = g * static_cast<double>(len);
@@ -375,7 +377,7 @@ struct Engine::Impl {
     }
     if (job.low_rank_start) {
       const Seconds w = config.bait.window;
-      const double w_worth = g * decayed_integral(len, w);  // as of `until`
+      const double w_worth = job.gpus * decayed_integral(len, w);  // as of `until`
       add_worth(t.memory.low_rank_gpu_s, w_worth, until, w);
       add_worth(job.low_rank_gpu_s, w_worth, until, w);
     }
@@ -729,6 +731,11 @@ void Engine::observe_running(const JobRef& job, TimePoint now) {
     throw std::invalid_argument("observe_running: job " + std::to_string(job.id) +
                                 " has invalid gpus " + std::to_string(job.gpus));
   }
+  if (!finite_nonneg(job.usage_factor)) {
+    throw std::invalid_argument("observe_running: job " + std::to_string(job.id) +
+                                " has invalid usage_factor " + std::to_string(job.usage_factor) +
+                                " (accepted: a finite number >= 0)");
+  }
   TeamState& t = m.teams[static_cast<std::size_t>(job.team)];
   auto [it, inserted] = m.running.try_emplace(job.id);
   RunningJob& r = it->second;
@@ -745,6 +752,9 @@ void Engine::observe_running(const JobRef& job, TimePoint now) {
   m.add_held(job.team, job.gpus);
   r.team = job.team;
   r.gpus = job.gpus;
+  // As multifactor: the factor in force when a period is charged applies
+  // to the whole period (an admin may change a QOS's UsageFactor).
+  r.usage_factor = job.usage_factor;
   r.last_seen_cycle = m.cycle_no;
   m.charge(r, now);
 }
@@ -1201,6 +1211,7 @@ std::vector<std::uint8_t> Engine::save_state() const {
     w.i64(j.charged_until);
     w.u8(j.low_rank_start ? 1 : 0);
     write_value(w, j.low_rank_gpu_s);  // format 3
+    w.f64(j.usage_factor);             // format 5
   }
   return frame_state(w.bytes());
 }
@@ -1285,7 +1296,7 @@ Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
     RunningJob job;
   };
   std::vector<SavedJob> jobs;
-  const std::uint64_t job_count = r.count(frame->version >= 3 ? 45 : 29);
+  const std::uint64_t job_count = r.count(frame->version >= 5 ? 53 : frame->version >= 3 ? 45 : 29);
   for (std::uint64_t i = 0; i < job_count && r.ok(); ++i) {
     SavedJob s{};
     s.id = r.u64();
@@ -1296,6 +1307,8 @@ Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
     s.job.charged_until = r.i64();
     s.job.low_rank_start = r.u8() != 0;
     if (frame->version >= 3) s.job.low_rank_gpu_s = read_value(r);
+    // Before format 5 every job was charged at 1.
+    if (frame->version >= 5) s.job.usage_factor = read_nonneg(r, "a running job's usage factor");
     jobs.push_back(s);
   }
   if (r.ok() && r.remaining() != 0) r.fail(std::to_string(r.remaining()) + " unexpected bytes after the payload");

@@ -85,6 +85,11 @@ typedef struct {
 	uint8_t held_back;     /* 1 = could not run now even with free GPUs (held,
 	                          a dependency, a limit, a reservation, a begin
 	                          time); 0 = runnable, the zero-initialised default */
+	/* Running jobs only: the QOS UsageFactor, what one GPU-second of the job
+	 * costs its team's usage (0 = free, 2 = double; a finite number >= 0).
+	 * Read only when has_usage_factor is 1: zero-initialised means 1. */
+	uint8_t has_usage_factor;
+	double usage_factor;
 } gpufair_job_t;
 
 /* What a pending job's priority in one partition (and QOS) is computed

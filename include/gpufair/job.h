@@ -19,6 +19,11 @@ struct JobRef {
   TimePoint submit = 0;
   TimePoint eligible = 0;  // 0 = submit
   TimePoint start = 0;     // 0 = not started
+  // Running jobs only: what one of its GPU-seconds costs its team in the
+  // usage ledger, the QOS UsageFactor as multifactor applies it (0 = free,
+  // 2 = double). The detector's evidence and the GPUs a team holds are not
+  // scaled (design.md, "Usage ledger").
+  double usage_factor = 1.0;
   // Pending jobs only: the job's current priority, and whether it could run
   // now if GPUs were free (not held, no unmet dependency, begin time or
   // limit). Jump prices are measured against runnable jobs only.

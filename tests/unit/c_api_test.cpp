@@ -167,8 +167,8 @@ TEST(CApi, ReservationPreemptionThroughTheCApi) {
   EngineHandle h;
   ASSERT_NE(h.e, nullptr);
   const int32_t a = gpufair_team_id(h.e, "a"), b = gpufair_team_id(h.e, "b");
-  gpufair_job_t borrower{1, a, 1001, 0, 8, 10, 10, 20, 0, 0};
-  gpufair_job_t resv{2, b, 1002, 0, 8, 30, 30, 0, 0, 0};
+  gpufair_job_t borrower{1, a, 1001, 0, 8, 10, 10, 20, 0, 0, 0, 0};
+  gpufair_job_t resv{2, b, 1002, 0, 8, 30, 30, 0, 0, 0, 0, 0};
   char reason[512];
   EXPECT_EQ(gpufair_record_resv_preemption(h.e, &resv, &borrower, 40, reason, sizeof reason), 0);
   EXPECT_TRUE(contains(reason, "borrowed time")) << reason;
@@ -314,6 +314,38 @@ TEST(CApi, CyclePriorityPreemptionAndReport) {
   const gpufair_job_t holder2 = job(5, gamer, 0, 8, t0 - 900, t0 - 300);
   EXPECT_EQ(gpufair_preempt_allowed(h.e, &urgent, &holder2, t0, reason, sizeof reason), 0);
   EXPECT_TRUE(contains(reason, "bait_block=penalized")) << reason;
+}
+
+// The QOS UsageFactor crosses the C API only when has_usage_factor is set:
+// a zero-initialised record is charged at 1, never for free by accident.
+TEST(CApi, UsageFactorIsReadOnlyWhenSet) {
+  struct Case {
+    uint8_t has;
+    double factor;
+    double charged;  // GPU-seconds for 4 GPUs x 100 s
+  };
+  const Case cases[] = {{0, 0.0, 400}, {0, 7.0, 400}, {1, 0.0, 0}, {1, 0.5, 200}, {1, 2.0, 800}};
+  for (const Case& c : cases) {
+    EngineHandle h("half_life=0");
+    ASSERT_NE(h.e, nullptr);
+    const int32_t a = gpufair_team_id(h.e, "a");
+    gpufair_job_t j = job(1, a, 0, 4, 1000, 1000);
+    j.has_usage_factor = c.has;
+    j.usage_factor = c.factor;
+    ASSERT_EQ(gpufair_cycle_begin(h.e, 1100), GPUFAIR_OK);
+    ASSERT_EQ(gpufair_observe_running(h.e, &j), GPUFAIR_OK);
+    ASSERT_EQ(gpufair_cycle_end(h.e, 1100), GPUFAIR_OK);
+    gpufair_team_report_t r;
+    ASSERT_EQ(gpufair_team_report(h.e, a, 1100, &r), GPUFAIR_OK);
+    EXPECT_DOUBLE_EQ(r.raw_usage_gpu_s, c.charged) << int(c.has) << " " << c.factor;
+  }
+  EngineHandle h("");
+  const int32_t a = gpufair_team_id(h.e, "a");
+  gpufair_job_t bad = job(1, a, 0, 4, 1000, 1000);
+  bad.has_usage_factor = 1;
+  bad.usage_factor = -1;
+  ASSERT_EQ(gpufair_cycle_begin(h.e, 1100), GPUFAIR_OK);
+  EXPECT_EQ(gpufair_observe_running(h.e, &bad), GPUFAIR_ERR_ARG);
 }
 
 // The plugin's cycle uses the batch calls; they must decide exactly what the
