@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpufair/fair_tree.h"
 #include "gpufair/result.h"
 #include "gpufair/time.h"
 
@@ -52,6 +53,9 @@ struct SlurmKnobs {
   std::vector<double> tres_weights;
   bool size_relative = false;                     // PriorityFlags=SMALL_RELATIVE_TO_TIME
   RawFactors raw;                                 // PriorityFlags=NO_NORMAL_*
+  // Fair share inside a team: Fair Tree unless PriorityFlags=NO_FAIR_TREE
+  // (classic) or DEPTH_OBLIVIOUS.
+  InTeamAlgo in_team = InTeamAlgo::kFairTree;
 };
 
 struct Weights {
@@ -140,6 +144,7 @@ struct Config {
   bool favor_small = false;
   bool size_relative = false;      // job size per minute of time limit (SMALL_RELATIVE_TO_TIME)
   RawFactors raw;                  // NO_NORMAL_* (slurm.conf only)
+  InTeamAlgo in_team = InTeamAlgo::kFairTree;  // fair share inside a team (slurm.conf only)
   std::vector<double> tres_weights;  // PriorityWeightTRES by TRES position (slurm.conf only)
   std::map<std::string, double> gpu_type_weights;  // "a100" -> 2.0; "" = untyped GPUs
   double default_gpu_weight = 1.0;

@@ -21,7 +21,10 @@ inline constexpr char kStateMagic[8] = {'G', 'P', 'U', 'F', 'A', 'I', 'R', '1'};
 // 3: the detector's low-rank memory in GPU-seconds (was job counts: reset
 // on load), jump prices and reclaim counters, the reclaim flag of decisions.
 // 4: each team's scavenger episode (since, until); older files load with none.
-inline constexpr std::uint32_t kStateFormatVersion = 4;
+// 5: the associations inside the teams (account, user, usage, shares) and
+// each running job's association; older files load with none (every
+// association starts at 0 usage).
+inline constexpr std::uint32_t kStateFormatVersion = 5;
 inline constexpr std::size_t kStateHeaderSize = 8 + 4 + 8 + 8;
 
 std::uint64_t fnv1a64(std::span<const std::uint8_t> bytes);
