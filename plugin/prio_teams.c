@@ -14,7 +14,8 @@
  *  each association's Priority (PriorityWeightAssoc), which sprio may not
  *  read from the record (it runs without the assoc lock from 23.02).
  *
- *  Locks: the refresh functions run in the cycle thread under { job WRITE,
+ *  Locks: gfp_shares_after_reconfig takes assoc WRITE (priority_p_reconfig).
+ *  The refresh functions run in the cycle thread under { job WRITE,
  *  part READ } and { assoc WRITE, qos READ, tres READ }, and take map_lock
  *  for writing to publish (then conf_mutex, innermost). gfp_job_team_locked
  *  runs wherever a job's priority is computed; its callers hold map_lock
@@ -174,6 +175,41 @@ extern void gfp_refresh_teams_locked(void)
 	gfp.assoc_prio = ctx.prio;
 	gfp.team_of_assoc_len = ctx.len;
 	pthread_rwlock_unlock(&gfp.map_lock);
+}
+
+/* assoc_mgr normalises shares one way for Fair Tree (shares / level
+ * shares) and another for the other algorithms (their product down the
+ * tree), by PriorityFlags; sshare's NormShares shows it. */
+static void _normalise_shares(list_t *children)
+{
+	list_itr_t *it;
+	slurmdb_assoc_rec_t *a;
+
+	if (!children)
+		return;
+	it = list_iterator_create(children);
+	while ((a = list_next(it))) {
+		assoc_mgr_normalize_assoc_shares(a);
+		if (!a->user && a->usage)
+			_normalise_shares(a->usage->children_list);
+	}
+	list_iterator_destroy(it);
+}
+
+extern void gfp_shares_after_reconfig(uint16_t flags_before)
+{
+	assoc_mgr_lock_t locks = { .assoc = WRITE_LOCK };
+	uint16_t now = __atomic_load_n(&gfp.flags, __ATOMIC_RELAXED);
+
+	if (!((flags_before ^ now) & PRIORITY_FLAGS_FAIR_TREE))
+		return;
+	assoc_mgr_lock(&locks);
+	if (assoc_mgr_root_assoc && assoc_mgr_root_assoc->usage)
+		_normalise_shares(assoc_mgr_root_assoc->usage->children_list);
+	assoc_mgr_unlock(&locks);
+	info("%s: %s: shares normalised again for the new fair-share algorithm",
+	     plugin_type, (now & PRIORITY_FLAGS_FAIR_TREE) ? "Fair Tree" :
+	     "classic");
 }
 
 extern void gfp_refresh_gpus_locked(void)

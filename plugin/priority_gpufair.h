@@ -168,6 +168,10 @@ extern int32_t gfp_job_team_locked(const job_record_t *job, bool walk_tree);
 extern int32_t gfp_job_assoc_locked(const job_record_t *job, bool walk_tree);
 /* Associations -> teams and shares. Caller holds assoc READ. */
 extern void gfp_refresh_teams_locked(void);
+/* After a reconfigure that switched Fair Tree on or off (flags before it):
+ * assoc_mgr's NormShares again, as multifactor's priority_p_reconfig does.
+ * Takes assoc WRITE; the caller holds no assoc_mgr lock. */
+extern void gfp_shares_after_reconfig(uint16_t flags_before);
 /* GPU TRES positions and billing weights. Caller holds part and tres READ. */
 extern void gfp_refresh_gpus_locked(void);
 extern void gfp_teams_free(void);

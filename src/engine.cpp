@@ -804,9 +804,11 @@ struct Engine::Impl {
       r.raw_usage_gpu_s = t.raw_usage_gpu_s;
       r.shares_norm = t.shares_norm;
       r.usage_efctv = t.usage_norm;
-      // Fair Tree's S/U, the penalty included: 2^(-1/LF) is the team's
-      // effective factor, so LF orders the teams as they are ranked.
-      const double f = t.effective_fairshare;
+      // What its jobs get: the team's factor as of the last cycle (the
+      // other associations' too). Under Fair Tree its level fair share is
+      // S/U among the teams, the penalty included: 2^(-1/LF) is that
+      // factor, so LF orders the teams as they are ranked.
+      const double f = tf.effective;
       if (config.in_team == InTeamAlgo::kFairTree)
         r.level_fs = f >= 1 ? std::numeric_limits<double>::infinity() : f > 0 ? -1.0 / std::log2(f) : 0;
       r.in_team = 1;
