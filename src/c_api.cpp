@@ -57,6 +57,18 @@ int guarded(char* err, size_t errlen, Body&& body) {
   }
 }
 
+// A count from the engine; 0 for a NULL engine or on any error.
+template <typename Count>
+int32_t count_or_zero(const gpufair_engine_t* e, Count count) {
+  if (!e) return 0;
+  int32_t out = 0;
+  guarded(nullptr, 0, [&] {
+    out = count(e->engine);
+    return GPUFAIR_OK;
+  });
+  return out;
+}
+
 gpufair::Result<gpufair::SlurmKnobs> to_knobs(const gpufair_knobs_t* k) {
   gpufair::SlurmKnobs out;
   if (!k || !k->knobs_set) return out;
@@ -333,13 +345,7 @@ int gpufair_assocs_refreshed(gpufair_engine_t* e) {
 }
 
 int32_t gpufair_assoc_count(const gpufair_engine_t* e) {
-  if (!e) return 0;
-  int32_t out = 0;
-  guarded(nullptr, 0, [&] {
-    out = e->engine.assoc_count();
-    return GPUFAIR_OK;
-  });
-  return out;
+  return count_or_zero(e, [](const gpufair::Engine& g) { return g.assoc_count(); });
 }
 
 int gpufair_set_cluster_gpus(gpufair_engine_t* e, double gpus) {
@@ -351,13 +357,7 @@ int gpufair_set_cluster_gpus(gpufair_engine_t* e, double gpus) {
 }
 
 int32_t gpufair_team_count(const gpufair_engine_t* e) {
-  if (!e) return 0;
-  int32_t out = 0;
-  guarded(nullptr, 0, [&] {
-    out = e->engine.team_count();
-    return GPUFAIR_OK;
-  });
-  return out;
+  return count_or_zero(e, [](const gpufair::Engine& g) { return g.team_count(); });
 }
 
 int gpufair_cycle_begin(gpufair_engine_t* e, int64_t now) {
