@@ -241,8 +241,9 @@ static void _collect_reports(time_t now)
 		gpufair_team_report(gfp.engine, t, (int64_t)now, &r[t]);
 		total += r[t].usage_gpu_s;
 	}
-	for (int32_t a = 0; a < na; a++)
-		gpufair_assoc_report(gfp.engine, a + 1, (int64_t)now, &ar[a]);
+	if (na > 0 &&
+	    gpufair_assoc_reports(gfp.engine, (int64_t)now, ar, (size_t)na) < 0)
+		memset(ar, 0, (size_t)na * sizeof(*ar));
 	pthread_rwlock_wrlock(&gfp.map_lock);
 	xfree(gfp.reports);
 	xfree(gfp.assoc_reports);

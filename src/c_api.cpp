@@ -172,6 +172,21 @@ gpufair::PriorityInput to_input(const gpufair_prio_input_t& in) {
   return p;
 }
 
+// One association report into the C struct.
+void to_c(const gpufair::AssocReport& r, gpufair_assoc_report_t* out) {
+  std::memset(out, 0, sizeof *out);
+  out->team = r.team;
+  out->is_team = r.parent < 0 ? 1 : 0;
+  out->live = r.live ? 1 : 0;
+  out->usage_gpu_s = r.usage_gpu_s;
+  out->raw_usage_gpu_s = r.raw_usage_gpu_s;
+  out->shares_norm = r.shares_norm;
+  out->usage_efctv = r.usage_efctv;
+  out->level_fs = r.level_fs;
+  out->in_team = r.in_team;
+  out->fairshare = r.fairshare;
+}
+
 }  // namespace
 
 extern "C" {
@@ -543,20 +558,22 @@ int gpufair_assoc_report(const gpufair_engine_t* e, int32_t assoc, int64_t now,
                          gpufair_assoc_report_t* out) {
   if (!e || !out || assoc <= 0) return GPUFAIR_ERR_ARG;
   return guarded(nullptr, 0, [&] {
-    const gpufair::AssocReport r = e->engine.assoc_report(to_assoc(assoc), now);
-    std::memset(out, 0, sizeof *out);
-    out->team = r.team;
-    out->is_team = r.parent < 0 ? 1 : 0;
-    out->live = r.live ? 1 : 0;
-    out->usage_gpu_s = r.usage_gpu_s;
-    out->raw_usage_gpu_s = r.raw_usage_gpu_s;
-    out->shares_norm = r.shares_norm;
-    out->usage_efctv = r.usage_efctv;
-    out->level_fs = r.level_fs;
-    out->in_team = r.in_team;
-    out->fairshare = r.fairshare;
+    to_c(e->engine.assoc_report(to_assoc(assoc), now), out);
     return GPUFAIR_OK;
   });
+}
+
+int64_t gpufair_assoc_reports(const gpufair_engine_t* e, int64_t now, gpufair_assoc_report_t* out,
+                              size_t n) {
+  if (!e || (n > 0 && !out)) return -GPUFAIR_ERR_ARG;
+  int64_t count = 0;
+  const int rc = guarded(nullptr, 0, [&] {
+    const std::vector<gpufair::AssocReport> all = e->engine.assoc_reports(now);
+    for (size_t i = 0; i < all.size() && i < n; ++i) to_c(all[i], &out[i]);
+    count = static_cast<int64_t>(all.size());
+    return GPUFAIR_OK;
+  });
+  return rc == GPUFAIR_OK ? count : -rc;
 }
 
 int gpufair_state_save(const gpufair_engine_t* e, const char* path, char* err, size_t errlen) {

@@ -292,6 +292,11 @@ int gpufair_team_report(const gpufair_engine_t *e, int32_t team, int64_t now,
                         gpufair_team_report_t *out);
 int gpufair_assoc_report(const gpufair_engine_t *e, int32_t assoc, int64_t now,
                          gpufair_assoc_report_t *out);
+/* Every association's report at once (one lock; the plugin's cycle):
+ * out[i] for id i + 1, at most n of them. Returns how many associations
+ * there are (>= 0; more than n: the rest left out), or <0 on error. */
+int64_t gpufair_assoc_reports(const gpufair_engine_t *e, int64_t now,
+                              gpufair_assoc_report_t *out, size_t n);
 
 /* State: atomic save (temp file, fsync, rename) and load. On a load error the
  * engine keeps its current state. */

@@ -303,6 +303,12 @@ TEST(CApi, AssociationsInsideATeam) {
     ASSERT_EQ(gpufair_assoc_report(h.e, account, t0, &r), GPUFAIR_OK);
     EXPECT_EQ(r.is_team, 1);
     EXPECT_DOUBLE_EQ(r.in_team, 1.0);
+    gpufair_assoc_report_t all[3];
+    ASSERT_EQ(gpufair_assoc_reports(h.e, t0, all, 3), 3);
+    EXPECT_DOUBLE_EQ(all[heavy - 1].usage_gpu_s, 400);
+    EXPECT_EQ(all[account - 1].is_team, 1);
+    EXPECT_EQ(gpufair_assoc_reports(h.e, t0, nullptr, 0), 3);  // just the count
+    EXPECT_LT(gpufair_assoc_reports(h.e, t0, nullptr, 2), 0);
     EXPECT_EQ(gpufair_assoc_report(h.e, 0, t0, &r), GPUFAIR_ERR_ARG);
     EXPECT_EQ(gpufair_assoc_report(h.e, 99, t0, &r), GPUFAIR_ERR_ARG);
 
