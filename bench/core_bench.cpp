@@ -69,7 +69,7 @@ void BM_ComputePriorityNoLock(benchmark::State& state) {
   std::size_t i = 0;
   for (auto _ : state) {
     const auto& in = jobs[i++ & 1023];
-    benchmark::DoNotOptimize(compute_priority(in, table[static_cast<std::size_t>(in.team)], p, kT0 + 600).priority);
+    benchmark::DoNotOptimize(compute_priority(in, table[static_cast<std::size_t>(in.team)], 1.0, p, kT0 + 600).priority);
   }
 }
 BENCHMARK(BM_ComputePriorityNoLock);

@@ -2,9 +2,11 @@
 // fuzz_state:  make_state_seeds <dir>
 //   empty.state    a fresh engine
 //   small.state    two teams, one running job, one cycle
-//   rich.state     five teams (sub-accounts rolled up), running and ended
-//                  jobs, honest and bait in-team preemptions, penalties,
-//                  several decayed cycles
+//   rich.state     five teams (sub-accounts rolled up), users and
+//                  sub-accounts inside them with their own usage and shares
+//                  (one fairshare=parent, one gone), running and ended jobs,
+//                  honest and bait in-team preemptions, penalties, several
+//                  decayed cycles
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -71,16 +73,33 @@ int main(int argc, char** argv) {
     std::vector<gpufair::TeamId> t;
     for (const char* acc : accounts) t.push_back(e.team_for_account(acc));
     for (std::size_t i = 0; i < t.size(); ++i) e.set_shares(t[i], 10.0 * (i + 1));
+    // Two users per account; user 0 of teama/nlp with fairshare=parent.
+    std::vector<gpufair::AssocId> user(t.size() * 2);
+    for (std::size_t i = 0; i < t.size(); ++i)
+      for (std::size_t u = 0; u < 2; ++u) {
+        user[2 * i + u] = e.assoc_for(accounts[i], "user" + std::to_string(u));
+        e.set_assoc_shares(user[2 * i + u], i == 1 && u == 0 ? -1.0 : 1.0 + static_cast<double>(u));
+      }
+    e.assocs_refreshed();
     e.set_cluster_gpus(32);
     gpufair::TimePoint now = 1'700'000'000;
     gpufair::JobId next = 100;
     for (int cycle = 0; cycle < 12; ++cycle, now += 300) {
       e.begin_cycle(now);
       for (std::size_t i = 0; i < t.size(); ++i) {
-        e.observe_running(job(next + i, t[i], 0, 1.0 + i, now - 2000, now - 1000 + cycle), now);
+        auto running = job(next + i, t[i], 0, 1.0 + i, now - 2000, now - 1000 + cycle);
+        running.assoc = user[2 * i + static_cast<std::size_t>(cycle) % 2];
+        e.observe_running(running, now);
         e.observe_pending(job(5000 + next + i, t[(i + 1) % t.size()], 10, 2, now - 7200, 0));
       }
       e.end_cycle(now);
+      if (cycle == 6) {  // teame's user1 is deleted: the host names every other association
+        for (std::size_t k = 0; k + 1 < user.size(); ++k) e.assoc_for(accounts[k / 2], "user" + std::to_string(k % 2));
+        for (const char* acc : accounts)
+          for (std::string p = acc; !p.empty(); p = p.substr(0, p.rfind('/') == std::string::npos ? 0 : p.rfind('/')))
+            e.assoc_for(p, "");
+        e.assocs_refreshed();
+      }
       if (cycle % 3 == 2) e.job_ended(next, now + 10);
       next += 10;
     }

@@ -53,7 +53,9 @@ static int _reset_period(uint16_t p)
 }
 
 /* The PriorityFlags that change how a priority is composed, in the core's
- * terms. */
+ * terms: NO_NORMAL_*, SMALL_RELATIVE_TO_TIME, and the algorithm of fair
+ * share inside a team (Fair Tree unless NO_FAIR_TREE or DEPTH_OBLIVIOUS;
+ * read_config.c clears FAIR_TREE for both). */
 static uint32_t _composition_flags(uint16_t f)
 {
 	return ((f & PRIORITY_FLAGS_NO_NORMAL_ASSOC) ?
@@ -65,7 +67,12 @@ static uint32_t _composition_flags(uint16_t f)
 	       ((f & PRIORITY_FLAGS_NO_NORMAL_TRES) ?
 			GPUFAIR_PRIO_NO_NORMAL_TRES : 0) |
 	       ((f & PRIORITY_FLAGS_SIZE_RELATIVE) ?
-			GPUFAIR_PRIO_SIZE_RELATIVE : 0);
+			GPUFAIR_PRIO_SIZE_RELATIVE : 0) |
+	       ((f & PRIORITY_FLAGS_DEPTH_OBLIVIOUS) ?
+			GPUFAIR_PRIO_DEPTH_OBLIVIOUS : 0) |
+	       (!(f & (PRIORITY_FLAGS_FAIR_TREE |
+		       PRIORITY_FLAGS_DEPTH_OBLIVIOUS)) ?
+			GPUFAIR_PRIO_NO_FAIR_TREE : 0);
 }
 
 /*

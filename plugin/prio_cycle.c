@@ -171,6 +171,9 @@ extern bool gfp_observe_job(job_record_t *job, gfp_cycle_t *ctx)
 		if (team < 0)
 			return keep; /* no account: nothing to charge */
 		gf_job_fill(&j, job, team, &gfp.gpus, ctx->rank_by);
+		/* Charged to its user association too (fair share inside
+		 * the team). */
+		j.assoc = gfp_job_assoc_locked(job, true);
 		/* A resumed job is charged from its resume on. */
 		if (job->suspend_time > job->start_time)
 			j.start_time = (int64_t)job->suspend_time;
@@ -249,17 +252,30 @@ static void _reprioritise_pending(gfp_cycle_t *ctx)
 	pend_len = 0;
 }
 
+/* The teams' and the associations' reports, for sshare and the log. */
 static void _collect_reports(time_t now)
 {
 	int32_t n = gpufair_team_count(gfp.engine);
+	int32_t na = gpufair_assoc_count(gfp.engine);
 	gpufair_team_report_t *r = n > 0 ? xcalloc(n, sizeof(*r)) : NULL;
+	gpufair_assoc_report_t *ar = na > 0 ? xcalloc(na, sizeof(*ar)) : NULL;
+	double total = 0;
 
-	for (int32_t t = 0; t < n; t++)
+	for (int32_t t = 0; t < n; t++) {
 		gpufair_team_report(gfp.engine, t, (int64_t)now, &r[t]);
+		total += r[t].usage_gpu_s;
+	}
+	if (na > 0 &&
+	    gpufair_assoc_reports(gfp.engine, (int64_t)now, ar, (size_t)na) < 0)
+		memset(ar, 0, (size_t)na * sizeof(*ar));
 	pthread_rwlock_wrlock(&gfp.map_lock);
 	xfree(gfp.reports);
+	xfree(gfp.assoc_reports);
 	gfp.reports = r;
 	gfp.nreports = n;
+	gfp.assoc_reports = ar;
+	gfp.nassoc_reports = na;
+	gfp.usage_total = total;
 	pthread_rwlock_unlock(&gfp.map_lock);
 	for (int32_t t = 0; t < n; t++)
 		log_flag(PRIO, "%s: team %s usage=%.1f GPU-h shares=%.3f fs=%.4f penalty=%.3f eff_fs=%.4f bait=%u in_team_preemptions=%u",

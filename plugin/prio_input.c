@@ -9,8 +9,8 @@
  *  partitions has one priority per pair, kept in its priority array
  *  (slurm_compat.h says where each release keeps it), which the scheduler
  *  queues it with, and sprio shows one row per pair: as multifactor does.
- *  Everything else (team, GPUs, age, association, site factor, nice) is the
- *  job's own. The composition itself is the core's (priority.h).
+ *  Everything else (team and association, GPUs, age, association
+ *  Priority, site factor, nice) is the job's own. The composition itself is the core's (priority.h).
  *
  *  Locks: the callers' (priority_gpufair.h): the job and part locks, QOS
  *  READ, map_lock READ or the cycle thread; assoc READ only to read an
@@ -89,6 +89,8 @@ extern void gfp_prio_input(gpufair_prio_input_t *in, const job_record_t *job,
 	if (!qos)
 		qos = job->qos_ptr;
 	in->team = team;
+	/* Its place inside the team: its user association's. */
+	in->assoc = gfp_job_assoc_locked(job, walk_tree);
 	in->gpus = gf_job_gpus(&gfp.gpus, job);
 	/* Age accrues from the accrue time, as in multifactor: set by
 	 * acct_policy once the job may accrue (the submit time with

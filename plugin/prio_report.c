@@ -1,13 +1,8 @@
 /*****************************************************************************\
- *  prio_report.c - a job's priority and its breakdown, and what sprio and
- *  sshare show.
+ *  prio_report.c - a job's priority and its breakdown, and what sprio
+ *  shows (sshare: prio_sshare.c).
  *
  *  Entry points here and the locks they run under:
- *  priority_p_set_assoc_usage()  assoc lock held by the caller
- *              (assoc_mgr_get_shares for sshare, job_mgr's QOS usage
- *              threshold); we take map_lock READ.
- *  priority_p_calc_fs_factor()   pure; sshare calls it too, outside
- *              slurmctld.
  *  priority_p_get_priority_factors_list() (sprio) Slurm 22.05: no lock
  *              held, we take { job, node, part READ } then { assoc, qos
  *              READ } like multifactor. From 23.02 the caller holds
@@ -17,11 +12,9 @@
  *              only. Then map_lock READ. With PrivateData=jobs the
  *              coordinator test (assoc_mgr_is_user_acct_coord) takes
  *              assoc_mgr's user READ, after assoc/QOS: its lock order.
- *  gfp_write_assoc_usage_locked() the cycle, under assoc WRITE.
 \*****************************************************************************/
 
 #include <inttypes.h>
-#include <math.h>
 #include <string.h>
 
 #include "src/common/log.h"
@@ -111,106 +104,6 @@ extern uint32_t gfp_set_job_priority_locked(job_record_t *job, time_t now)
 	if ((s.array = gfp_prio_array_prepare(job, &n)))
 		gfp_for_each_slot(job, _set_slot, &s);
 	return prio ? prio : 1;
-}
-
-/* ---------------------------------------------------------------------- */
-/* sshare                                                                   */
-
-/*
- * EffectvUsage chosen so that Slurm's own formula 2^(-EffectvUsage/NormShares)
- * (which sshare evaluates through priority_p_calc_fs_factor) gives the
- * team's *effective* fair share, penalty included.
- */
-static long double _usage_efctv(const gpufair_team_report_t *r,
-				long double shares_norm)
-{
-	long double eff;
-
-	if (r->effective_fairshare > 0 && shares_norm > 0)
-		eff = -log2l((long double)r->effective_fairshare) * shares_norm;
-	else if (shares_norm > 0)
-		eff = 64.0L * shares_norm;
-	else
-		eff = (long double)r->usage_norm;
-	return (eff > 0) ? eff : 0; /* never -0 */
-}
-
-/* The team report of an association, or NULL. Caller holds map_lock READ
- * or is the cycle thread. */
-static const gpufair_team_report_t *_report_of(const slurmdb_assoc_rec_t *a)
-{
-	int32_t team = -1;
-
-	if (a->id < gfp.team_of_assoc_len)
-		team = gfp.team_of_assoc[a->id];
-	return (team >= 0 && team < gfp.nreports) ? &gfp.reports[team] : NULL;
-}
-
-static int _write_usage(void *x, void *arg)
-{
-	slurmdb_assoc_rec_t *a = x;
-	const gpufair_team_report_t *r;
-
-	(void)arg;
-	if (!a->usage || !(r = _report_of(a)))
-		return 0;
-	a->usage->usage_raw = (long double)r->usage_gpu_s;
-	a->usage->usage_norm = (long double)r->usage_norm;
-	a->usage->usage_efctv = _usage_efctv(r, a->usage->shares_norm);
-	a->usage->fs_factor = r->effective_fairshare;
-	a->usage->level_fs = (long double)r->effective_fairshare;
-	return 0;
-}
-
-/* RawUsage = the team's decayed GPU-seconds on every association of the
- * team, NormUsage = U/Utot, FairShare = the effective fair share. */
-extern void gfp_write_assoc_usage_locked(void)
-{
-	long double total = 0;
-
-	if (!assoc_mgr_assoc_list)
-		return;
-	for (int32_t t = 0; t < gfp.nreports; t++)
-		total += (long double)gfp.reports[t].usage_gpu_s;
-	if (assoc_mgr_root_assoc && assoc_mgr_root_assoc->usage) {
-		assoc_mgr_root_assoc->usage->usage_raw = total;
-		assoc_mgr_root_assoc->usage->usage_norm = 1.0L;
-		assoc_mgr_root_assoc->usage->usage_efctv = 1.0L;
-	}
-	list_for_each(assoc_mgr_assoc_list, _write_usage, NULL);
-}
-
-extern GF_EXPORT void priority_p_set_assoc_usage(slurmdb_assoc_rec_t *assoc)
-{
-	const gpufair_team_report_t *r;
-
-	if (!assoc || !assoc->usage)
-		return;
-	pthread_rwlock_rdlock(&gfp.map_lock);
-	if ((r = _report_of(assoc))) {
-		assoc->usage->usage_norm = (long double)r->usage_norm;
-		assoc->usage->usage_efctv =
-			_usage_efctv(r, assoc->usage->shares_norm);
-		assoc->usage->fs_factor = r->effective_fairshare;
-	} else {
-		assoc->usage->usage_norm = 0;
-		assoc->usage->usage_efctv = 0;
-	}
-	pthread_rwlock_unlock(&gfp.map_lock);
-}
-
-/* Slurm's classic formula; with the EffectvUsage we publish it yields the
- * team's effective (penalised) fair share. */
-extern GF_EXPORT double priority_p_calc_fs_factor(long double usage_efctv,
-						  long double shares_norm)
-{
-	if (usage_efctv != usage_efctv || usage_efctv < 0 ||
-	    fabsl(usage_efctv - (long double)NO_VAL) < 1e-6L)
-		return 0.0;
-	if (shares_norm <= 0 || shares_norm != shares_norm ||
-	    fabsl(shares_norm - (long double)NO_VAL) < 1e-6L)
-		return 0.0;
-	return (double)powl(2.0L, -(usage_efctv / shares_norm));
 }
 
 /* ---------------------------------------------------------------------- */

@@ -26,7 +26,7 @@
  *  whole time limit again: the part it ran before the clock is taken back.
  *
  *  Not charged here: an association's usage_raw, which is gpufair's own
- *  (prio_report.c: the team's decayed GPU-seconds, sshare's RawUsage). No
+ *  (prio_sshare.c: its own decayed GPU-seconds, sshare's RawUsage). No
  *  limit reads it: acct_policy reads usage_tres_raw (sshare's GrpTRESRaw),
  *  grp_used_tres_run_secs (TRESRunMins) and grp_used_wall.
  *

@@ -10,7 +10,7 @@
  *  (hl = PriorityDecayHalfLife; d = 1 without one) and dt the seconds since
  *  the last cycle; all of them (NoDecay QOS too) are zeroed at each reset
  *  boundary, in local time as multifactor computes them. An association's
- *  usage_raw is left alone: it is gpufair's (prio_report.c).
+ *  usage_raw is left alone: it is gpufair's (prio_sshare.c).
  *
  *  The clock is kept in <StateSaveLocation>/priority_last_decay_ran, the
  *  file and format multifactor uses (last decay, last reset: two big-endian

@@ -29,7 +29,8 @@
  *              then map_lock READ, and noticed_mutex (prio_job_table.c).
  *  priority_p_reconfig()      22.05: sometimes the config WRITE lock (all
  *              of conf/job/node/part), sometimes none; 24.11: the config
- *              WRITE lock. We take only reconf_mutex (prio_conf.c).
+ *              WRITE lock. We take reconf_mutex (prio_conf.c), and assoc
+ *              WRITE when the fair-share algorithm changed (prio_teams.c).
  *  priority_p_recover()       (23.02+) job WRITE lock, after slurmctld
  *              recovered its jobs: we only wake the thread.
  *  priority_p_job_end()       job WRITE lock held (acct_policy_job_fini);
@@ -221,10 +222,13 @@ extern GF_EXPORT uint32_t priority_p_set(uint32_t last_prio,
 
 extern GF_EXPORT void priority_p_reconfig(bool assoc_clear)
 {
+	uint16_t before = __atomic_load_n(&gfp.flags, __ATOMIC_RELAXED);
+
 	if (!gfp.engine)
 		return;
 	gfp_reconfigure();
 	gfp_usage_reconfig(assoc_clear);
+	gfp_shares_after_reconfig(before);
 	/* FirstJobId/MaxJobId may have changed: the next cycle walks
 	 * job_list. */
 	gfp_table_walk_all_next();

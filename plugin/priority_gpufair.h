@@ -12,7 +12,9 @@
  *    prio_input.c        what a job's priority is computed from, per
  *                        partition and QOS; the priority array
  *    prio_arrays.c       the memory of the cycle's per-job arrays
- *    prio_report.c       a job's priority and its breakdown; sprio, sshare
+ *    prio_report.c       a job's priority and its breakdown; sprio
+ *    prio_sshare.c       what sshare shows: each association's usage and
+ *                        fair share
  *    prio_borrowed.c     preemptions on borrowed reservation time, which
  *                        preempt/gpufair never sees, recorded at job end
  *    prio_usage.c        the usage Slurm's limits read, charged per job
@@ -88,10 +90,16 @@ typedef struct {
 	pthread_rwlock_t map_lock;
 	gf_gpu_map_t gpus;
 	int32_t *team_of_assoc;       /* assoc id -> team id (-1 unknown) */
+	int32_t *assoc_of;            /* assoc id -> the core's association
+				       * (gpufair_assoc_id; 0 unknown) */
 	gf_assoc_prio_t *assoc_prio;  /* assoc id -> its Priority */
-	uint32_t team_of_assoc_len;   /* length of both */
-	gpufair_team_report_t *reports; /* by team id, for sshare */
+	uint32_t team_of_assoc_len;   /* length of the three */
+	gpufair_team_report_t *reports; /* by team id */
 	int32_t nreports;
+	gpufair_assoc_report_t *assoc_reports; /* by core association id - 1,
+						* for sshare */
+	int32_t nassoc_reports;
+	double usage_total;           /* the teams' usage (sshare's NormUsage) */
 
 	/* The cycle thread. */
 	pthread_t thread;
@@ -163,8 +171,15 @@ extern void gfp_multifactor_keys_log(void);
  * (caller holds assoc READ), else -1. Caller holds map_lock for reading
  * or is the cycle thread. */
 extern int32_t gfp_job_team_locked(const job_record_t *job, bool walk_tree);
+/* The core's association of a job (its user association; 0 = none), the
+ * same way. */
+extern int32_t gfp_job_assoc_locked(const job_record_t *job, bool walk_tree);
 /* Associations -> teams and shares. Caller holds assoc READ. */
 extern void gfp_refresh_teams_locked(void);
+/* After a reconfigure that switched Fair Tree on or off (flags before it):
+ * assoc_mgr's NormShares again, as multifactor's priority_p_reconfig does.
+ * Takes assoc WRITE; the caller holds no assoc_mgr lock. */
+extern void gfp_shares_after_reconfig(uint16_t flags_before);
 /* GPU TRES positions and billing weights. Caller holds part and tres READ. */
 extern void gfp_refresh_gpus_locked(void);
 extern void gfp_teams_free(void);
@@ -207,7 +222,9 @@ static inline bool gfp_prio_replaces(uint32_t old_prio, uint32_t new_prio,
  * its priority array. Caller holds job WRITE, assoc and qos READ, map_lock
  * READ. */
 extern uint32_t gfp_set_job_priority_locked(job_record_t *job, time_t now);
-/* Team usage and fair share into the association records (sshare).
+
+/* --- prio_sshare.c ----------------------------------------------------- */
+/* Each association's own usage and fair share into its record (sshare).
  * Caller holds assoc WRITE and is the cycle thread. */
 extern void gfp_write_assoc_usage_locked(void);
 

@@ -58,6 +58,18 @@ int guarded(char* err, size_t errlen, Body&& body) {
   }
 }
 
+// A count from the engine; 0 for a NULL engine or on any error.
+template <typename Count>
+int32_t count_or_zero(const gpufair_engine_t* e, Count count) {
+  if (!e) return 0;
+  int32_t out = 0;
+  guarded(nullptr, 0, [&] {
+    out = count(e->engine);
+    return GPUFAIR_OK;
+  });
+  return out;
+}
+
 gpufair::Result<gpufair::SlurmKnobs> to_knobs(const gpufair_knobs_t* k) {
   gpufair::SlurmKnobs out;
   if (!k || !k->knobs_set) return out;
@@ -96,6 +108,9 @@ gpufair::Result<gpufair::SlurmKnobs> to_knobs(const gpufair_knobs_t* k) {
   out.raw.qos = (k->flags & GPUFAIR_PRIO_NO_NORMAL_QOS) != 0;
   out.raw.tres = (k->flags & GPUFAIR_PRIO_NO_NORMAL_TRES) != 0;
   if (k->preempt_type) out.preempt_type = k->preempt_type;
+  out.in_team = (k->flags & GPUFAIR_PRIO_DEPTH_OBLIVIOUS) ? gpufair::InTeamAlgo::kDepthOblivious
+                : (k->flags & GPUFAIR_PRIO_NO_FAIR_TREE)  ? gpufair::InTeamAlgo::kClassic
+                                                          : gpufair::InTeamAlgo::kFairTree;
   return out;
 }
 
@@ -105,10 +120,15 @@ gpufair::Result<Config> build_config(const char* params, const gpufair_knobs_t* 
   return gpufair::parse_config(params ? params : "", *k);
 }
 
+// The C API's association ids are the core's + 1, so that a zero-filled
+// struct means "none".
+gpufair::AssocId to_assoc(int32_t c) { return c > 0 ? c - 1 : -1; }
+
 JobRef to_ref(const gpufair_job_t& j) {
   JobRef r;
   r.id = j.job_id;
   r.team = j.team;
+  r.assoc = to_assoc(j.assoc);
   r.user = j.user_id;
   r.rank = j.rank;
   r.gpus = j.gpus;
@@ -139,6 +159,7 @@ void in_chunks(const C* in, size_t n, Convert convert, Body body) {
 gpufair::PriorityInput to_input(const gpufair_prio_input_t& in) {
   gpufair::PriorityInput p;
   p.team = in.team;
+  p.assoc = to_assoc(in.assoc);
   p.gpus = in.gpus;
   p.eligible = in.eligible_time;
   p.qos_norm = in.qos_norm;
@@ -172,6 +193,22 @@ int record_event(const char* what, RecordFn record, gpufair_engine_t* e, const g
   });
   return rc == GPUFAIR_OK ? out : -rc;
 }
+
+// One association report into the C struct.
+void to_c(const gpufair::AssocReport& r, gpufair_assoc_report_t* out) {
+  std::memset(out, 0, sizeof *out);
+  out->team = r.team;
+  out->is_team = r.parent < 0 ? 1 : 0;
+  out->live = r.live ? 1 : 0;
+  out->usage_gpu_s = r.usage_gpu_s;
+  out->raw_usage_gpu_s = r.raw_usage_gpu_s;
+  out->shares_norm = r.shares_norm;
+  out->usage_efctv = r.usage_efctv;
+  out->level_fs = r.level_fs;
+  out->in_team = r.in_team;
+  out->fairshare = r.fairshare;
+}
+
 }  // namespace
 
 extern "C" {
@@ -323,6 +360,37 @@ int gpufair_set_shares(gpufair_engine_t* e, int32_t team, double shares) {
   });
 }
 
+int32_t gpufair_assoc_id(gpufair_engine_t* e, const char* account_path, const char* user) {
+  if (!e || !account_path || !*account_path) return 0;
+  int32_t out = 0;
+  guarded(nullptr, 0, [&] {
+    const gpufair::AssocId id = e->engine.assoc_for(account_path, user ? user : "");
+    out = id >= 0 ? id + 1 : 0;
+    return GPUFAIR_OK;
+  });
+  return out;
+}
+
+int gpufair_set_assoc_shares(gpufair_engine_t* e, int32_t assoc, double shares) {
+  if (!e || assoc <= 0) return GPUFAIR_ERR_ARG;
+  return guarded(nullptr, 0, [&] {
+    e->engine.set_assoc_shares(to_assoc(assoc), shares);
+    return GPUFAIR_OK;
+  });
+}
+
+int gpufair_assocs_refreshed(gpufair_engine_t* e) {
+  if (!e) return GPUFAIR_ERR_ARG;
+  return guarded(nullptr, 0, [&] {
+    e->engine.assocs_refreshed();
+    return GPUFAIR_OK;
+  });
+}
+
+int32_t gpufair_assoc_count(const gpufair_engine_t* e) {
+  return count_or_zero(e, [](const gpufair::Engine& g) { return g.assoc_count(); });
+}
+
 int gpufair_set_cluster_gpus(gpufair_engine_t* e, double gpus) {
   if (!e) return GPUFAIR_ERR_ARG;
   return guarded(nullptr, 0, [&] {
@@ -332,13 +400,7 @@ int gpufair_set_cluster_gpus(gpufair_engine_t* e, double gpus) {
 }
 
 int32_t gpufair_team_count(const gpufair_engine_t* e) {
-  if (!e) return 0;
-  int32_t out = 0;
-  guarded(nullptr, 0, [&] {
-    out = e->engine.team_count();
-    return GPUFAIR_OK;
-  });
-  return out;
+  return count_or_zero(e, [](const gpufair::Engine& g) { return g.team_count(); });
 }
 
 int gpufair_cycle_begin(gpufair_engine_t* e, int64_t now) {
@@ -425,6 +487,8 @@ uint32_t gpufair_priority(const gpufair_engine_t* e, const gpufair_prio_input_t*
       out->w_assoc = f.w_assoc;
       out->w_tres = f.w_tres;
       out->site = f.site;
+      out->team_fairshare = f.team_fairshare;
+      out->in_team = f.in_team;
     }
     return GPUFAIR_OK;
   });
@@ -533,6 +597,28 @@ int gpufair_team_report(const gpufair_engine_t* e, int32_t team, int64_t now,
     out->entitled_gpus = r.entitled_gpus;
     return GPUFAIR_OK;
   });
+}
+
+int gpufair_assoc_report(const gpufair_engine_t* e, int32_t assoc, int64_t now,
+                         gpufair_assoc_report_t* out) {
+  if (!e || !out || assoc <= 0) return GPUFAIR_ERR_ARG;
+  return guarded(nullptr, 0, [&] {
+    to_c(e->engine.assoc_report(to_assoc(assoc), now), out);
+    return GPUFAIR_OK;
+  });
+}
+
+int64_t gpufair_assoc_reports(const gpufair_engine_t* e, int64_t now, gpufair_assoc_report_t* out,
+                              size_t n) {
+  if (!e || (n > 0 && !out)) return -GPUFAIR_ERR_ARG;
+  int64_t count = 0;
+  const int rc = guarded(nullptr, 0, [&] {
+    const std::vector<gpufair::AssocReport> all = e->engine.assoc_reports(now);
+    for (size_t i = 0; i < all.size() && i < n; ++i) to_c(all[i], &out[i]);
+    count = static_cast<int64_t>(all.size());
+    return GPUFAIR_OK;
+  });
+  return rc == GPUFAIR_OK ? count : -rc;
 }
 
 int gpufair_state_save(const gpufair_engine_t* e, const char* path, char* err, size_t errlen) {

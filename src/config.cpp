@@ -419,6 +419,7 @@ void apply_knobs(const SlurmKnobs& k, Config& c, std::vector<std::string>& error
   c.favor_small = k.favor_small;
   c.size_relative = k.size_relative;
   c.raw = k.raw;
+  c.in_team = k.in_team;
   apply_tres_billing(k.tres_billing_weights, c, errors);
 }
 

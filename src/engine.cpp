@@ -17,6 +17,7 @@
 #include "gpufair/bait_detector.h"
 #include "gpufair/decay.h"
 #include "gpufair/fair_share.h"
+#include "gpufair/fair_tree.h"
 #include "gpufair/queue_view.h"
 #include "gpufair/penalty.h"
 #include "gpufair/priority.h"
@@ -24,6 +25,7 @@
 #include "gpufair/state.h"
 #include "gpufair/teams.h"
 #include "rw_lock.h"
+#include "usage_ledger.h"
 
 namespace gpufair {
 namespace {
@@ -33,6 +35,7 @@ constexpr std::size_t kRecentDecisions = 16;
 
 struct RunningJob {
   TeamId team = -1;
+  AssocId assoc = -1;  // charged with its ancestors inside the team too
   double gpus = 0;
   double usage_factor = 1;  // QOS UsageFactor: scales the ledger's charge only
   TimePoint charged_until = 0;
@@ -45,8 +48,7 @@ struct RunningJob {
 
 struct TeamState {
   std::string name;
-  double usage = 0;      // decayed, as of the last cycle
-  double raw_usage = 0;  // undecayed since the last reset
+  UsageLedger ledger;  // its jobs and the jump prices it paid
   double shares = 1;
   bool shares_set = false;  // from an association (else default_shares)
   DecayedValue penalty;
@@ -57,13 +59,6 @@ struct TeamState {
   // not compare, so it is forgotten when preempt_by changes.
   PreemptBy rank_scale = PreemptBy::kQos;
   std::uint32_t bait_detections = 0, in_team_preemptions = 0;
-  // Clock steps (Engine::Impl::Leap): the part of usage and raw_usage that
-  // the latest leap put there, which undo_leap takes back...
-  double leap_usage = 0, leap_raw = 0;
-  // ...and what was charged since the last cycle for time more than one
-  // calc_period after it (worth as of the last cycle; GPU-seconds): inside
-  // the next cycle's gap, and so the leap's, if that gap is one.
-  double far_usage = 0, far_raw = 0;
   // Queue jumps and reclaim (design.md, "Jump price", "Reclaim").
   DecayedValue jump_price;        // prices paid, half-life bait_window: "jumped lately"
   double price_total_gpu_s = 0;   // every price paid since the last usage reset
@@ -92,7 +87,48 @@ struct TeamState {
   }
 };
 
+// An association inside a team (design.md, "Fair share inside a team"): a
+// sub-account or a user, or the team's own account (the root of its tree).
+struct AssocState {
+  std::string account;  // path below root, normalised (roll_up_account)
+  std::string user;     // "" = the account's own association
+  TeamId team = -1;
+  AssocId parent = -1;  // -1: the team's own account
+  UsageLedger ledger;   // its jobs' and its subtree's (no jump prices)
+  double shares = 1;    // raw; kUseParentShares: fairshare=parent
+  bool shares_set = false;
+  bool live = true;     // named by the host since its last refresh (assocs_refreshed)
+  std::uint64_t named = 0;
+};
+
+// What a priority reads of an association, computed once per cycle.
+struct AssocFactors {
+  TeamId team = -1;
+  double in_team = 1;
+  TreeShare share;  // for the reports
+};
+
 bool finite_nonneg(double v) { return std::isfinite(v) && v >= 0; }
+
+std::string assoc_key(std::string_view account, std::string_view user) {
+  std::string k(account);
+  k.push_back('\0');
+  k += user;
+  return k;
+}
+
+// The deepest account path an association may have (Slurm's account trees
+// are a few levels deep; the plugin walks at most 32).
+constexpr int kMaxAssocDepth = 64;
+
+// Accounts in a path ("a/b/c": 3), and the path one level up.
+int path_depth(std::string_view path) {
+  return path.empty() ? 0 : 1 + static_cast<int>(std::count(path.begin(), path.end(), '/'));
+}
+std::string_view path_parent(std::string_view path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string_view::npos ? std::string_view{} : path.substr(0, slash);
+}
 
 // What something worth `worth` at time t is worth at time `as_of`: decayed
 // when t is earlier, grown back when t is later (a job that ended after the
@@ -132,6 +168,12 @@ struct Engine::Impl {
   std::unordered_map<std::string, TeamId> team_ids;
   std::unordered_map<JobId, RunningJob> running;
   double cluster_gpus = 0;
+
+  // Associations inside the teams (design.md, "Fair share inside a team").
+  std::vector<AssocState> assocs;
+  std::unordered_map<std::string, AssocId> assoc_ids;  // assoc_key(account, user)
+  std::uint64_t assoc_generation = 0;  // assocs named in it are live at the next refresh
+  std::vector<AssocFactors> assoc_factors;  // by id, as of the last recompute
 
   bool have_cycle = false;
   TimePoint last_cycle = 0;  // the ledger's time: usage is worth as of it
@@ -176,8 +218,10 @@ struct Engine::Impl {
   void apply_config(Config c) {
     // The leap's part of usage was worked out with the old half-life.
     if (c.decay_half_life != config.decay_half_life) forget_leap();
+    const bool relink = c.team_level != config.team_level;
     config = std::move(c);
     forget_ranks_of_another_scale();
+    if (relink) relink_assocs();
     for (auto& t : teams)
       if (!t.shares_set) t.shares = config.default_shares;
     if (config.usage_reset == ResetPeriod::kNow) reset_now_pending = true;
@@ -188,7 +232,7 @@ struct Engine::Impl {
     usage_total = 0;
     shares_total = 0;
     for (const auto& t : teams) {
-      usage_total += t.usage;
+      usage_total += t.ledger.usage;
       shares_total += t.shares;
     }
     active_shares = 0;
@@ -217,10 +261,12 @@ struct Engine::Impl {
     for (std::size_t i = 0; i < teams.size(); ++i) {
       const auto& t = teams[i];
       TeamFactors& f = factors[i];
-      f.fairshare = fair_share_factor(t.usage, usage_total, t.shares, shares_total);
+      f.fairshare = fair_share_factor(t.ledger.usage, usage_total, t.shares, shares_total);
       f.penalty = t.penalty.at(now, config.penalty.half_life);
       f.effective = effective_fair_share(f.fairshare, f.penalty);
     }
+    refresh_bands();
+    recompute_in_team();
     factors_time = now;
     prio.weights = config.weights;
     prio.max_age = config.max_age;
@@ -230,11 +276,137 @@ struct Engine::Impl {
     prio.raw = config.raw;
   }
 
-  void reset_usage(TimePoint boundary) {
-    for (auto& t : teams) {
-      t.usage = t.raw_usage = t.price_total_gpu_s = 0;
-      t.leap_usage = t.leap_raw = t.far_usage = t.far_raw = 0;  // parts of what is gone
+  // Each team's band (fair_share.h): every job of a team with a higher
+  // factor above every job of a team with a lower one.
+  void refresh_bands() {
+    std::vector<double> eff(factors.size());
+    for (std::size_t i = 0; i < factors.size(); ++i) eff[i] = factors[i].effective;
+    const std::vector<double> band = team_bands(eff);
+    for (std::size_t i = 0; i < factors.size(); ++i) factors[i].band = band[i];
+  }
+
+  // ---- Associations inside a team (design.md, "Fair share inside a team") ----
+
+  // The association of (account path, user), made with its parents if new:
+  // a user's parent is its account; an account's is the account one level
+  // up, or none when it is its team's own (at or above team_level).
+  AssocId intern_assoc(std::string_view account, std::string_view user) {
+    const std::string key = assoc_key(account, user);
+    if (auto it = assoc_ids.find(key); it != assoc_ids.end()) return it->second;
+    AssocState a;
+    a.account = std::string(account);
+    a.user = std::string(user);
+    a.named = assoc_generation;
+    link(a);
+    const AssocId id = static_cast<AssocId>(assocs.size());
+    assocs.push_back(std::move(a));
+    assoc_ids.emplace(key, id);
+    return id;
+  }
+  void link(AssocState& a) {
+    a.team = intern_team(roll_up_account(a.account, config.team_level));
+    if (!a.user.empty()) a.parent = intern_assoc(a.account, "");
+    else if (path_depth(a.account) > config.team_level) a.parent = intern_assoc(path_parent(a.account), "");
+    else a.parent = -1;
+  }
+  // team_level changed (or a state was loaded): every association's team and parent again.
+  void relink_assocs() {
+    for (std::size_t i = 0; i < assocs.size(); ++i) {
+      AssocState a = assocs[i];  // link may grow the vector
+      link(a);
+      assocs[i].team = a.team;
+      assocs[i].parent = a.parent;
     }
+  }
+  bool assoc_of_team(AssocId a, TeamId team) const {
+    return a >= 0 && static_cast<std::size_t>(a) < assocs.size() && assocs[static_cast<std::size_t>(a)].team == team;
+  }
+
+  // Every team's tree, by the configured algorithm (fair_tree.h): parents
+  // before children (an association is deeper than its parent), live ones
+  // only; a job of one left out keeps its team's factor.
+  void recompute_in_team() {
+    std::vector<std::vector<AssocId>> by_team(teams.size());
+    std::vector<AssocId> order(assocs.size());
+    for (std::size_t i = 0; i < assocs.size(); ++i) order[i] = static_cast<AssocId>(i);
+    auto depth = [&](AssocId a) {
+      const AssocState& s = assocs[static_cast<std::size_t>(a)];
+      return 2 * path_depth(s.account) + (s.user.empty() ? 0 : 1);
+    };
+    std::stable_sort(order.begin(), order.end(), [&](AssocId x, AssocId y) { return depth(x) < depth(y); });
+    for (AssocId a : order) {
+      const AssocState& s = assocs[static_cast<std::size_t>(a)];
+      if (s.team >= 0 && static_cast<std::size_t>(s.team) < by_team.size()) by_team[static_cast<std::size_t>(s.team)].push_back(a);
+    }
+    assoc_factors.assign(assocs.size(), AssocFactors{});
+    std::vector<int> index(assocs.size(), -1);
+    std::vector<TreeNode> nodes;
+    std::vector<AssocId> ids;
+    for (std::size_t t = 0; t < by_team.size(); ++t) {
+      nodes.clear();
+      ids.clear();
+      for (AssocId a : by_team[t]) {
+        const AssocState& s = assocs[static_cast<std::size_t>(a)];
+        int parent = -1;
+        if (s.parent >= 0) {
+          parent = index[static_cast<std::size_t>(s.parent)];
+          if (parent < 0 || !s.live) continue;  // left out, and so its subtree
+        } else if (!nodes.empty()) {
+          continue;  // one root per team
+        }
+        index[static_cast<std::size_t>(a)] = static_cast<int>(nodes.size());
+        nodes.push_back(TreeNode{parent, !s.user.empty(), s.shares_set ? s.shares : 1.0, s.ledger.usage});
+        ids.push_back(a);
+      }
+      const std::vector<TreeShare> out = in_team_shares(nodes, config.in_team);
+      for (std::size_t k = 0; k < ids.size(); ++k) {
+        AssocFactors& f = assoc_factors[static_cast<std::size_t>(ids[k])];
+        f.team = static_cast<TeamId>(t);
+        f.in_team = out[k].factor;
+        f.share = out[k];
+      }
+    }
+  }
+  // The factor inside its team of a job's association; 1 (the team's
+  // best) when it has none or it is not ranked.
+  double in_team_factor(AssocId a, TeamId team) const {
+    if (a < 0 || static_cast<std::size_t>(a) >= assoc_factors.size()) return 1.0;
+    const AssocFactors& f = assoc_factors[static_cast<std::size_t>(a)];
+    return f.team == team && team >= 0 ? f.in_team : 1.0;
+  }
+
+  TeamId intern_team(const std::string& name) {
+    if (name.empty()) return -1;
+    auto it = team_ids.find(name);
+    if (it != team_ids.end()) return it->second;
+    const TeamId id = static_cast<TeamId>(teams.size());
+    TeamState t;
+    t.name = name;
+    t.shares = config.default_shares;
+    t.penalty.as_of = factors_time;
+    const double shares = t.shares;
+    teams.push_back(std::move(t));
+    team_ids.emplace(name, id);
+    // A new team has no usage, so its factor is known without touching the
+    // others (whose factors move slightly with Stot; end_cycle refreshes
+    // them): keeps interning 10,000 teams linear. Its band waits for the
+    // cycle too (its jobs get its factor until then).
+    shares_total += shares;
+    const double f = fair_share_factor(0, usage_total, shares, shares_total);
+    factors.push_back(TeamFactors{f, f, 0, 0});
+    return id;
+  }
+
+  // Every ledger: the teams' and the associations'.
+  template <class F>
+  void for_each_ledger(F&& f) {
+    for (auto& t : teams) f(t.ledger);
+    for (auto& a : assocs) f(a.ledger);
+  }
+
+  void reset_usage(TimePoint boundary) {
+    for_each_ledger([](UsageLedger& l) { l.reset(); });
+    for (auto& t : teams) t.price_total_gpu_s = 0;
     for (auto& [id, job] : running) job.charged_until = std::max(job.charged_until, boundary);
   }
 
@@ -286,17 +458,14 @@ struct Engine::Impl {
   // The leap stands for good (a new leap, a changed half-life, a load).
   void forget_leap() {
     leap = Leap{};
-    for (auto& t : teams) t.leap_usage = t.leap_raw = 0;
+    for_each_ledger([](UsageLedger& l) { l.forget_leap(); });
   }
 
   // The clock came back to before the leap's end: take back what the leap
   // charged and decayed beyond `assumed`, and move every later time stamp
   // back by the same amount.
   void undo_leap() {
-    for (auto& t : teams) {
-      t.usage = std::max(0.0, t.usage - t.leap_usage);
-      t.raw_usage = std::max(0.0, t.raw_usage - t.leap_raw);
-    }
+    for_each_ledger([](UsageLedger& l) { l.undo_leap(); });
     for_each_stamp([this](TimePoint& s) { s = without_leap(s); });
     forget_leap();
   }
@@ -306,7 +475,7 @@ struct Engine::Impl {
   // after the clock's time come back to it, so decay and charging go on.
   void rebase(TimePoint now) {
     for_each_stamp([now](TimePoint& s) { s = std::min(s, now); });
-    for (auto& t : teams) t.far_usage = t.far_raw = 0;
+    for_each_ledger([](UsageLedger& l) { l.forget_far(); });
   }
 
   // begin_cycle's part: bring the ledger to `now`.
@@ -325,16 +494,13 @@ struct Engine::Impl {
       forget_leap();
       leap = Leap{true, last_cycle, now, std::min(config.calc_period, dt)};
       const double f_assumed = decay_factor(leap.assumed, h);
-      for (auto& t : teams) {
-        t.leap_usage = t.usage * f - (t.usage - t.far_usage) * f_assumed;
-        t.leap_raw = t.far_raw;
-      }
-    } else if (leap.active) {
-      for (auto& t : teams) t.leap_usage *= f;
-    }
-    for (auto& t : teams) {
-      t.usage *= f;
-      t.far_usage = t.far_raw = 0;
+      for_each_ledger([&](UsageLedger& l) {
+        l.begin_leap(f, f_assumed);
+        l.decay(f, false);
+      });
+    } else {
+      const bool decay_leap_part = leap.active;
+      for_each_ledger([&](UsageLedger& l) { l.decay(f, decay_leap_part); });
     }
     if (reset_boundary_crossed(config.usage_reset, last_cycle, now)) {
       reset_usage(reset_period_start(config.usage_reset, now));
@@ -346,6 +512,8 @@ struct Engine::Impl {
   // usage its decayed worth as of the ledger's time, both times its QOS
   // UsageFactor, and the detector's low-rank memory likewise with half-life
   // bait_window but unscaled (the GPUs were held whatever they cost).
+  // The team's ledger and those of the job's association and its parents
+  // inside the team get the same charge.
   void charge(RunningJob& job, TimePoint until) {
     if (until <= job.charged_until) return;
     const TimePoint start = job.charged_until;
@@ -353,18 +521,17 @@ struct Engine::Impl {
     const Seconds h = config.decay_half_life;
     const double g = job.gpus * job.usage_factor;
     TeamState& t = teams[static_cast<std::size_t>(job.team)];
-    const double worth = g * worth_at(decayed_integral(len, h), until, last_cycle, h);
-    const double raw = g * static_cast<double>(len);
-    t.usage += worth;
-    t.raw_usage += raw;
+    UsageCharge c;
+    c.worth = g * worth_at(decayed_integral(len, h), until, last_cycle, h);
+    c.raw = g * static_cast<double>(len);
     if (have_cycle) {
       // Time more than a period past the last cycle: inside the next
       // cycle's gap; part of the leap if that gap is one.
       const TimePoint near_end = saturating_add(last_cycle, config.calc_period);
       if (until > near_end) {
         const Seconds far = elapsed_between(std::max(start, near_end), until);
-        t.far_usage += g * worth_at(decayed_integral(far, h), until, last_cycle, h);
-        t.far_raw += g * static_cast<double>(far);
+        c.far_worth = g * worth_at(decayed_integral(far, h), until, last_cycle, h);
+        c.far_raw = g * static_cast<double>(far);
       }
     }
     if (leap.active) {
@@ -372,9 +539,13 @@ struct Engine::Impl {
       const TimePoint a = without_leap(start), b = without_leap(until);
       const Seconds lf_len = elapsed_between(a, b);
       const double lf = g * worth_at(decayed_integral(lf_len, h), b, without_leap(last_cycle), h);
-      t.leap_usage += worth - lf;
-      t.leap_raw += raw - g * static_cast<double>(lf_len);
+      c.leap_worth = c.worth - lf;
+      c.leap_raw = c.raw - g * static_cast<double>(lf_len);
     }
+    t.ledger.add(c);
+    if (assoc_of_team(job.assoc, job.team))
+      for (AssocId a = job.assoc; a >= 0; a = assocs[static_cast<std::size_t>(a)].parent)
+        assocs[static_cast<std::size_t>(a)].ledger.add(c);
     if (job.low_rank_start) {
       const Seconds w = config.bait.window;
       const double w_worth = job.gpus * decayed_integral(len, w);  // as of `until`
@@ -448,6 +619,7 @@ struct Engine::Impl {
     TeamState& t = teams[static_cast<std::size_t>(reclaimer.team)];
     RunningJob& r = it->second;
     r.team = reclaimer.team;
+    r.assoc = assoc_of_team(reclaimer.assoc, reclaimer.team) ? reclaimer.assoc : -1;
     r.gpus = reclaimer.gpus;
     r.charged_until = when;
     r.last_seen_cycle = cycle_no;
@@ -588,7 +760,7 @@ struct Engine::Impl {
   std::pair<double, double> live_totals() const {
     double u_total = 0, s_total = 0;
     for (const auto& t : teams) {
-      u_total += t.usage;
+      u_total += t.ledger.usage;
       s_total += t.shares;
     }
     return {u_total, s_total};
@@ -601,12 +773,12 @@ struct Engine::Impl {
     // Usage is as of the last cycle; the view decays it to `now` (every team
     // by the same factor, so the shares of usage and the factors stay).
     const Seconds since_cycle = have_cycle ? std::max<Seconds>(0, elapsed_between(last_cycle, now)) : 0;
-    r.usage_gpu_s = decayed(t.usage, since_cycle, config.decay_half_life);
-    r.raw_usage_gpu_s = t.raw_usage;
+    r.usage_gpu_s = decayed(t.ledger.usage, since_cycle, config.decay_half_life);
+    r.raw_usage_gpu_s = t.ledger.raw_usage;
     r.shares = t.shares;
     r.shares_norm = s_total > 0 ? t.shares / s_total : 0;
-    r.usage_norm = u_total > 0 ? t.usage / u_total : 0;
-    r.fairshare = fair_share_factor(t.usage, u_total, t.shares, s_total);
+    r.usage_norm = u_total > 0 ? t.ledger.usage / u_total : 0;
+    r.fairshare = fair_share_factor(t.ledger.usage, u_total, t.shares, s_total);
     r.penalty = t.penalty.at(now, config.penalty.half_life);
     r.effective_fairshare = effective_fair_share(r.fairshare, r.penalty);
     r.bait_detections = t.bait_detections;
@@ -622,6 +794,54 @@ struct Engine::Impl {
       r.scavenger_until = t.scav_until;
     }
     r.recent.assign(t.recent.begin(), t.recent.end());
+    return r;
+  }
+
+  // An association: its own ledger and its place in the team as of the
+  // last cycle; the team's own account reports the team's figures (what
+  // the teams are ranked by, jump prices included).
+  AssocReport assoc_report(AssocId id, TimePoint now, double u_total, double s_total) const {
+    const AssocState& a = assocs[static_cast<std::size_t>(id)];
+    AssocReport r;
+    r.account = a.account;
+    r.user = a.user;
+    r.team = a.team;
+    r.parent = a.parent;
+    r.live = a.live;
+    r.shares = a.shares_set ? a.shares : 1.0;
+    const Seconds since_cycle = have_cycle ? std::max<Seconds>(0, elapsed_between(last_cycle, now)) : 0;
+    r.usage_gpu_s = decayed(a.ledger.usage, since_cycle, config.decay_half_life);
+    r.raw_usage_gpu_s = a.ledger.raw_usage;
+    const bool ranked = static_cast<std::size_t>(id) < assoc_factors.size() &&
+                        assoc_factors[static_cast<std::size_t>(id)].team == a.team && a.team >= 0;
+    const TeamFactors none{0, 0, 0, 0};
+    const TeamFactors& tf = a.team >= 0 && static_cast<std::size_t>(a.team) < factors.size()
+                                ? factors[static_cast<std::size_t>(a.team)] : none;
+    if (a.parent < 0 && a.team >= 0) {
+      const TeamReport t = report(a.team, now, u_total, s_total);
+      r.usage_gpu_s = t.usage_gpu_s;
+      r.raw_usage_gpu_s = t.raw_usage_gpu_s;
+      r.shares_norm = t.shares_norm;
+      r.usage_efctv = t.usage_norm;
+      // What its jobs get: the team's factor as of the last cycle (the
+      // other associations' too). Under Fair Tree its level fair share is
+      // S/U among the teams, the penalty included: 2^(-1/LF) is that
+      // factor, so LF orders the teams as they are ranked.
+      const double f = tf.effective;
+      if (config.in_team == InTeamAlgo::kFairTree)
+        r.level_fs = f >= 1 ? std::numeric_limits<double>::infinity() : f > 0 ? -1.0 / std::log2(f) : 0;
+      r.in_team = 1;
+      r.fairshare = f;
+      return r;
+    }
+    if (ranked) {
+      const TreeShare& sh = assoc_factors[static_cast<std::size_t>(id)].share;
+      r.shares_norm = sh.shares_norm;
+      r.usage_efctv = sh.usage_efctv;
+      r.level_fs = sh.level_fs;
+      r.in_team = sh.factor;
+    }
+    r.fairshare = job_fair_share(tf.effective, tf.band, r.in_team);
     return r;
   }
 };
@@ -644,26 +864,43 @@ Config Engine::config() const {
 
 TeamId Engine::team_for_account(std::string_view account_path) {
   std::unique_lock lock(impl_->mu);
+  return impl_->intern_team(roll_up_account(account_path, impl_->config.team_level));
+}
+
+AssocId Engine::assoc_for(std::string_view account_path, std::string_view user) {
+  std::unique_lock lock(impl_->mu);
   Impl& m = *impl_;
-  std::string name = roll_up_account(account_path, m.config.team_level);
-  if (name.empty()) return -1;
-  auto it = m.team_ids.find(name);
-  if (it != m.team_ids.end()) return it->second;
-  const TeamId id = static_cast<TeamId>(m.teams.size());
-  TeamState t;
-  t.name = name;
-  t.shares = m.config.default_shares;
-  t.penalty.as_of = m.factors_time;
-  const double shares = t.shares;
-  m.teams.push_back(std::move(t));
-  m.team_ids.emplace(std::move(name), id);
-  // A new team has no usage, so its factor is known without touching the
-  // others (whose factors move slightly with Stot; end_cycle refreshes them):
-  // keeps interning 10,000 teams linear.
-  m.shares_total += shares;
-  const double f = fair_share_factor(0, m.usage_total, shares, m.shares_total);
-  m.factors.push_back(TeamFactors{f, f, 0});
+  const std::string account = roll_up_account(account_path, INT_MAX);
+  if (account.empty() || path_depth(account) > kMaxAssocDepth) return -1;
+  const AssocId id = m.intern_assoc(account, user);
+  m.assocs[static_cast<std::size_t>(id)].named = m.assoc_generation;
   return id;
+}
+
+void Engine::set_assoc_shares(AssocId assoc, double shares) {
+  std::unique_lock lock(impl_->mu);
+  Impl& m = *impl_;
+  if (assoc < 0 || static_cast<std::size_t>(assoc) >= m.assocs.size())
+    throw std::invalid_argument("set_assoc_shares: unknown association id " + std::to_string(assoc));
+  if (std::isnan(shares) || shares == std::numeric_limits<double>::infinity())
+    throw std::invalid_argument("set_assoc_shares: shares must be a finite number >= 0 or negative for "
+                                "fairshare=parent, got " + std::to_string(shares));
+  AssocState& a = m.assocs[static_cast<std::size_t>(assoc)];
+  a.shares = shares < 0 ? kUseParentShares : shares;
+  a.shares_set = true;
+  a.named = m.assoc_generation;
+}
+
+void Engine::assocs_refreshed() {
+  std::unique_lock lock(impl_->mu);
+  Impl& m = *impl_;
+  for (auto& a : m.assocs) a.live = a.named == m.assoc_generation;
+  ++m.assoc_generation;
+}
+
+std::int32_t Engine::assoc_count() const {
+  std::shared_lock lock(impl_->mu);
+  return static_cast<std::int32_t>(impl_->assocs.size());
 }
 
 void Engine::set_shares(TeamId team, double shares) {
@@ -681,7 +918,7 @@ void Engine::set_shares(TeamId team, double shares) {
   t.shares = shares;
   t.shares_set = true;
   TeamFactors& f = m.factors[static_cast<std::size_t>(team)];
-  f.fairshare = fair_share_factor(t.usage, m.usage_total, t.shares, m.shares_total);
+  f.fairshare = fair_share_factor(t.ledger.usage, m.usage_total, t.shares, m.shares_total);
   f.effective = effective_fair_share(f.fairshare, f.penalty);
 }
 
@@ -751,6 +988,7 @@ void Engine::observe_running(const JobRef& job, TimePoint now) {
   if (!inserted) m.add_held(r.team, -r.gpus);
   m.add_held(job.team, job.gpus);
   r.team = job.team;
+  r.assoc = m.assoc_of_team(job.assoc, job.team) ? job.assoc : -1;
   r.gpus = job.gpus;
   // As multifactor: the factor in force when a period is charged applies
   // to the whole period (an admin may change a QOS's UsageFactor).
@@ -816,11 +1054,11 @@ void Engine::job_ended(JobId job, TimePoint end) {
 PriorityFactors Engine::priority(const PriorityInput& in, TimePoint now) const {
   std::shared_lock lock(impl_->mu);
   const Impl& m = *impl_;
-  static const TeamFactors kUnknownTeam{0, 0, 0};
+  static const TeamFactors kUnknownTeam{0, 0, 0, 0};
   const TeamFactors& f = (in.team >= 0 && static_cast<std::size_t>(in.team) < m.factors.size())
                              ? m.factors[static_cast<std::size_t>(in.team)]
                              : kUnknownTeam;
-  return compute_priority(in, f, m.prio, now);
+  return compute_priority(in, f, m.in_team_factor(in.assoc, in.team), m.prio, now);
 }
 
 void Engine::priorities(std::span<const PriorityInput> in, TimePoint now,
@@ -828,13 +1066,13 @@ void Engine::priorities(std::span<const PriorityInput> in, TimePoint now,
   if (out.size() < in.size()) throw std::invalid_argument("priorities: output span too small");
   std::shared_lock lock(impl_->mu);
   const Impl& m = *impl_;
-  const TeamFactors unknown{0, 0, 0};
+  const TeamFactors unknown{0, 0, 0, 0};
   for (std::size_t i = 0; i < in.size(); ++i) {
     const TeamId team = in[i].team;
     const TeamFactors& f = (team >= 0 && static_cast<std::size_t>(team) < m.factors.size())
                                ? m.factors[static_cast<std::size_t>(team)]
                                : unknown;
-    out[i] = compute_priority(in[i], f, m.prio, now).priority;
+    out[i] = compute_priority(in[i], f, m.in_team_factor(in[i].assoc, team), m.prio, now).priority;
   }
 }
 
@@ -1035,8 +1273,8 @@ BaitDecision Engine::record_preemption(const JobRef& preemptor, const JobRef& vi
   // jump and pays once.
   if (new_jump && cost.gpu_s > 0) {
     d.charged_gpu_s = m.config.penalty.skip_charge * cost.gpu_s;
-    t.usage += d.charged_gpu_s;
-    t.raw_usage += d.charged_gpu_s;
+    t.ledger.usage += d.charged_gpu_s;
+    t.ledger.raw_usage += d.charged_gpu_s;
     t.jump_price.add(d.charged_gpu_s, when, m.config.bait.window);
     t.price_total_gpu_s += d.charged_gpu_s;
     ++t.priced_jumps;
@@ -1065,11 +1303,15 @@ BaitDecision Engine::record_preemption(const JobRef& preemptor, const JobRef& vi
   if (d.bait || d.charged_gpu_s > 0) {
     // Update this team's factor now (the price and penalty must bite at
     // once); the other teams' factors move only slightly with Utot and are
-    // refreshed by end_cycle. Keeps an event O(1) in the number of teams.
+    // refreshed by end_cycle.
     TeamFactors& f = m.factors[static_cast<std::size_t>(preemptor.team)];
-    f.fairshare = fair_share_factor(t.usage, m.usage_total, t.shares, m.shares_total);
+    f.fairshare = fair_share_factor(t.ledger.usage, m.usage_total, t.shares, m.shares_total);
     f.penalty = t.penalty.at(when, m.config.penalty.half_life);
     f.effective = effective_fair_share(f.fairshare, f.penalty);
+    // Its band and its neighbours' follow at once, so that a team whose
+    // factor fell below another's never keeps jobs above it (O(teams log
+    // teams), on a preemption only).
+    m.refresh_bands();
   }
   remember(t.recent, d);
   return d;
@@ -1109,6 +1351,24 @@ TeamReport Engine::team_report(TeamId team, TimePoint now) const {
   impl_->check_team(team, "team_report");
   const auto [u_total, s_total] = impl_->live_totals();
   return impl_->report(team, now, u_total, s_total);
+}
+
+AssocReport Engine::assoc_report(AssocId assoc, TimePoint now) const {
+  std::shared_lock lock(impl_->mu);
+  if (assoc < 0 || static_cast<std::size_t>(assoc) >= impl_->assocs.size())
+    throw std::invalid_argument("assoc_report: unknown association id " + std::to_string(assoc));
+  const auto [u_total, s_total] = impl_->live_totals();
+  return impl_->assoc_report(assoc, now, u_total, s_total);
+}
+
+std::vector<AssocReport> Engine::assoc_reports(TimePoint now) const {
+  std::shared_lock lock(impl_->mu);
+  std::vector<AssocReport> out;
+  out.reserve(impl_->assocs.size());
+  const auto [u_total, s_total] = impl_->live_totals();
+  for (std::size_t i = 0; i < impl_->assocs.size(); ++i)
+    out.push_back(impl_->assoc_report(static_cast<AssocId>(i), now, u_total, s_total));
+  return out;
 }
 
 std::vector<TeamReport> Engine::report(TimePoint now) const {
@@ -1157,8 +1417,8 @@ std::vector<std::uint8_t> Engine::save_state() const {
   w.u64(m.teams.size());
   for (const auto& t : m.teams) {
     w.str(t.name);
-    w.f64(t.usage);
-    w.f64(t.raw_usage);
+    w.f64(t.ledger.usage);
+    w.f64(t.ledger.raw_usage);
     w.f64(t.shares);
     w.u8(t.shares_set ? 1 : 0);
     write_value(w, t.penalty);
@@ -1197,6 +1457,16 @@ std::vector<std::uint8_t> Engine::save_state() const {
       w.str(d.reason);
     }
   }
+  // Format 5: the associations inside the teams, in id order.
+  w.u64(m.assocs.size());
+  for (const auto& a : m.assocs) {
+    w.str(a.account);
+    w.str(a.user);
+    w.f64(a.ledger.usage);
+    w.f64(a.ledger.raw_usage);
+    w.f64(a.shares);
+    w.u8((a.shares_set ? 1 : 0) | (a.live ? 2 : 0));
+  }
   // Sorted by job id: the same state always saves to the same bytes.
   std::vector<std::pair<JobId, const RunningJob*>> jobs;
   jobs.reserve(m.running.size());
@@ -1211,7 +1481,8 @@ std::vector<std::uint8_t> Engine::save_state() const {
     w.i64(j.charged_until);
     w.u8(j.low_rank_start ? 1 : 0);
     write_value(w, j.low_rank_gpu_s);  // format 3
-    w.f64(j.usage_factor);             // format 5
+    w.u32(static_cast<std::uint32_t>(j.assoc));  // format 5; -1 = none
+    w.f64(j.usage_factor);                       // format 6
   }
   return frame_state(w.bytes());
 }
@@ -1232,8 +1503,8 @@ Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
     TeamState t;
     t.name = r.str();
     if (r.ok() && t.name.empty()) r.fail("a team has an empty name");
-    t.usage = read_nonneg(r, "team usage");
-    t.raw_usage = read_nonneg(r, "team raw usage");
+    t.ledger.usage = read_nonneg(r, "team usage");
+    t.ledger.raw_usage = read_nonneg(r, "team raw usage");
     t.shares = read_nonneg(r, "team shares");
     t.shares_set = r.u8() != 0;
     t.penalty = read_value(r);
@@ -1291,12 +1562,40 @@ Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
     }
     teams.push_back(std::move(t));
   }
+  struct SavedAssoc {
+    std::string account, user;
+    double usage = 0, raw = 0, shares = 1;
+    bool shares_set = false, live = true;
+  };
+  std::vector<SavedAssoc> assocs;
+  if (frame->version >= 5) {
+    const std::uint64_t n = r.count(33);
+    for (std::uint64_t i = 0; i < n && r.ok(); ++i) {
+      SavedAssoc a;
+      a.account = r.str();
+      a.user = r.str();
+      if (r.ok() && (a.account.empty() || roll_up_account(a.account, INT_MAX) != a.account ||
+                     path_depth(a.account) > kMaxAssocDepth || a.account.find('\0') != std::string::npos ||
+                     a.user.find('\0') != std::string::npos))
+        r.fail("an association's account path '" + a.account + "' is empty, not normalised or deeper than " +
+               std::to_string(kMaxAssocDepth) + " accounts, or a name has a NUL");
+      a.usage = read_nonneg(r, "an association's usage");
+      a.raw = read_nonneg(r, "an association's raw usage");
+      a.shares = r.f64();
+      if (r.ok() && (std::isnan(a.shares) || std::isinf(a.shares)))
+        r.fail("an association's shares are not a finite number");
+      const std::uint8_t flags = r.u8();
+      a.shares_set = (flags & 1) != 0;
+      a.live = (flags & 2) != 0;
+      assocs.push_back(std::move(a));
+    }
+  }
   struct SavedJob {
     JobId id;
     RunningJob job;
   };
   std::vector<SavedJob> jobs;
-  const std::uint64_t job_count = r.count(frame->version >= 5 ? 53 : frame->version >= 3 ? 45 : 29);
+  const std::uint64_t job_count = r.count(frame->version >= 6 ? 57 : frame->version >= 5 ? 49 : frame->version >= 3 ? 45 : 29);
   for (std::uint64_t i = 0; i < job_count && r.ok(); ++i) {
     SavedJob s{};
     s.id = r.u64();
@@ -1307,8 +1606,13 @@ Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
     s.job.charged_until = r.i64();
     s.job.low_rank_start = r.u8() != 0;
     if (frame->version >= 3) s.job.low_rank_gpu_s = read_value(r);
-    // Before format 5 every job was charged at 1.
-    if (frame->version >= 5) s.job.usage_factor = read_nonneg(r, "a running job's usage factor");
+    if (frame->version >= 5) {
+      s.job.assoc = static_cast<AssocId>(r.u32());
+      if (r.ok() && (s.job.assoc < -1 || s.job.assoc >= static_cast<std::int64_t>(assocs.size())))
+        r.fail("a running job names association " + std::to_string(s.job.assoc) + " which does not exist");
+    }
+    // Before format 6 every job was charged at 1.
+    if (frame->version >= 6) s.job.usage_factor = read_nonneg(r, "a running job's usage factor");
     jobs.push_back(s);
   }
   if (r.ok() && r.remaining() != 0) r.fail(std::to_string(r.remaining()) + " unexpected bytes after the payload");
@@ -1317,6 +1621,10 @@ Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
     std::unordered_map<std::string, int> names;
     for (const auto& t : teams)
       if (++names[t.name] > 1) return Error{"state is corrupt: team '" + t.name + "' appears twice"};
+    std::unordered_map<std::string, int> keys;
+    for (const auto& a : assocs)
+      if (++keys[assoc_key(a.account, a.user)] > 1)
+        return Error{"state is corrupt: association '" + a.account + "' user '" + a.user + "' appears twice"};
   }
 
   std::unique_lock lock(impl_->mu);
@@ -1345,10 +1653,30 @@ Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
     for (auto& d : saved.recent) d.team = id;
     cur = std::move(saved);
   }
+  // Associations likewise, by (account, user), linked under the current
+  // team_level; the host's shares win over the saved ones.
+  std::vector<AssocId> assoc_id_of(assocs.size());
+  for (std::size_t i = 0; i < assocs.size(); ++i) {
+    const SavedAssoc& saved = assocs[i];
+    const bool known = m.assoc_ids.count(assoc_key(saved.account, saved.user)) != 0;
+    const AssocId id = m.intern_assoc(saved.account, saved.user);
+    assoc_id_of[i] = id;
+    AssocState& cur = m.assocs[static_cast<std::size_t>(id)];
+    cur.ledger = UsageLedger{};
+    cur.ledger.usage = saved.usage;
+    cur.ledger.raw_usage = saved.raw;
+    if (!cur.shares_set) {
+      cur.shares = saved.shares < 0 ? kUseParentShares : saved.shares;
+      cur.shares_set = saved.shares_set;
+    }
+    if (!known) cur.live = saved.live;
+  }
   m.running.clear();
   for (auto& t : m.teams) t.held_gpus = 0;
   for (auto& s : jobs) {
     s.job.team = id_of[static_cast<std::size_t>(s.job.team)];
+    if (s.job.assoc >= 0) s.job.assoc = assoc_id_of[static_cast<std::size_t>(s.job.assoc)];
+    if (!m.assoc_of_team(s.job.assoc, s.job.team)) s.job.assoc = -1;
     s.job.last_seen_cycle = m.cycle_no;
     m.running[s.id] = s.job;
     m.add_held(s.job.team, s.job.gpus);
@@ -1356,7 +1684,7 @@ Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
   m.have_cycle = have_cycle;
   m.last_cycle = last_cycle;
   m.forget_leap();
-  for (auto& t : m.teams) t.far_usage = t.far_raw = 0;
+  m.for_each_ledger([](UsageLedger& l) { l.forget_far(); });
   if (m.cluster_gpus <= 0) m.cluster_gpus = cluster_gpus;
   m.forget_ranks_of_another_scale();
   m.recompute_factors(have_cycle ? last_cycle : m.factors_time);

@@ -5,7 +5,9 @@
 //
 // Per team: decayed GPU-hours, shares, fair-share factor (classic and with
 // the bait penalty), penalty, and the last bait decisions with their
-// reasons. Without STATE_FILE the path comes from slurm.conf ($SLURM_CONF or
+// reasons; per association inside a team (users, sub-accounts): its own
+// decayed GPU-hours, its factor inside the team (Fair Tree, or classic with
+// PriorityFlags=NO_FAIR_TREE in slurm.conf) and its jobs' fair share. Without STATE_FILE the path comes from slurm.conf ($SLURM_CONF or
 // /etc/slurm/slurm.conf): PriorityParameters state_file=, else
 // <StateSaveLocation>/gpufair.state. The same file priority/gpufair writes;
 // reading it never changes it. Builds and runs without Slurm.
@@ -14,6 +16,7 @@
 // refreshes them from the associations every cycle); `sshare -l` shows the
 // live values. Usage is decayed to --now (default: the current time).
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -58,7 +61,7 @@ std::string trim(std::string s) {
 
 // The few slurm.conf keys we need (case-insensitive keys, comments dropped).
 struct SlurmConf {
-  std::string state_save_location, priority_parameters, decay_half_life;
+  std::string state_save_location, priority_parameters, decay_half_life, priority_flags;
 };
 
 SlurmConf read_slurm_conf(const std::string& path) {
@@ -75,6 +78,10 @@ SlurmConf read_slurm_conf(const std::string& path) {
     if (key == "statesavelocation") c.state_save_location = value;
     else if (key == "priorityparameters") c.priority_parameters = value;
     else if (key == "prioritydecayhalflife") c.decay_half_life = value;
+    else if (key == "priorityflags") {
+      for (auto& ch : value) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+      c.priority_flags = value;
+    }
   }
   return c;
 }
@@ -187,6 +194,12 @@ int main(int argc, char** argv) {
     knobs.set = true;
     knobs.decay_half_life = hl;
   }
+  // Fair share inside a team, as slurm.conf's read_config.c decides it.
+  if (sc.priority_flags.find("DEPTH_OBLIVIOUS") != std::string::npos)
+    knobs.in_team = gpufair::InTeamAlgo::kDepthOblivious;
+  else if (sc.priority_flags.find("NO_FAIR_TREE") != std::string::npos)
+    knobs.in_team = gpufair::InTeamAlgo::kClassic;
+  if (knobs.in_team != gpufair::InTeamAlgo::kFairTree) knobs.set = true;
   auto cfg = gpufair::parse_config(params, knobs);
   if (!cfg.ok()) {
     std::fprintf(stderr, "gpufair-show: PriorityParameters '%s': %s\n", params.c_str(),
@@ -217,6 +230,11 @@ int main(int argc, char** argv) {
   }
   std::int64_t now = o.now ? o.now : static_cast<std::int64_t>(std::time(nullptr));
   auto teams = engine.report(now);
+  auto assocs = engine.assoc_reports(now);
+  auto team_name = [&](gpufair::TeamId t) {
+    return t >= 0 && static_cast<std::size_t>(t) < teams.size() ? teams[static_cast<std::size_t>(t)].name
+                                                                 : std::string("?");
+  };
 
   if (o.json) {
     std::ostringstream j;
@@ -252,6 +270,18 @@ int main(int argc, char** argv) {
       }
       j << "]}";
     }
+    j << "],\"assocs\":[";
+    for (std::size_t a = 0; a < assocs.size(); a++) {
+      const auto& r = assocs[a];
+      j << (a ? "," : "") << "{\"team\":\"" << json_escape(team_name(r.team)) << "\""
+        << ",\"account\":\"" << json_escape(r.account) << "\",\"user\":\"" << json_escape(r.user) << "\""
+        << ",\"is_team\":" << (r.parent < 0 ? "true" : "false") << ",\"live\":" << (r.live ? "true" : "false")
+        << ",\"shares\":" << num(r.shares) << ",\"gpu_hours\":" << num(r.usage_gpu_s / 3600.0)
+        << ",\"raw_gpu_hours\":" << num(r.raw_usage_gpu_s / 3600.0)
+        << ",\"shares_norm\":" << num(r.shares_norm) << ",\"usage_efctv\":" << num(r.usage_efctv)
+        << ",\"level_fs\":" << (std::isinf(r.level_fs) ? std::string("\"inf\"") : num(r.level_fs))
+        << ",\"in_team\":" << num(r.in_team) << ",\"fairshare\":" << num(r.fairshare) << "}";
+    }
     j << "]}\n";
     std::cout << j.str();
     return 0;
@@ -267,6 +297,18 @@ int main(int argc, char** argv) {
                 r.usage_gpu_s / 3600.0, r.shares, r.usage_norm, r.fairshare,
                 r.effective_fairshare, r.penalty, r.bait_detections, r.in_team_preemptions,
                 r.price_total_gpu_s / 3600.0, r.reclaims_made, r.reclaimed_from);
+  if (!assocs.empty()) {
+    std::printf("\nInside the teams (%s; a team's own account shows the team):\n",
+                cfg.value().in_team == gpufair::InTeamAlgo::kFairTree ? "Fair Tree"
+                : cfg.value().in_team == gpufair::InTeamAlgo::kClassic ? "classic fair share"
+                                                                       : "depth-oblivious fair share");
+    std::printf("%-20s %-28s %-12s %12s %8s %9s %9s\n", "TEAM", "ACCOUNT", "USER", "GPU-HOURS", "SHARES",
+                "IN-TEAM", "FAIRSHARE");
+    for (const auto& r : assocs)
+      std::printf("%-20s %-28s %-12s %12.3f %8.3f %9.4f %9.4f%s\n", team_name(r.team).c_str(), r.account.c_str(),
+                  r.user.c_str(), r.usage_gpu_s / 3600.0, r.shares, r.in_team, r.fairshare,
+                  r.live ? "" : " (gone)");
+  }
   for (const auto& r : teams)
     if (r.scavenger_until > 0)
       std::printf("%s preempted its own jobs: its lower-rank jobs started since %s are scavengers "

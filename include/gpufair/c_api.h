@@ -60,6 +60,10 @@ typedef struct {
 #define GPUFAIR_PRIO_NO_NORMAL_QOS 0x4u   /* QOS priority, raw */
 #define GPUFAIR_PRIO_NO_NORMAL_TRES 0x8u  /* TRES counts, not over the partition's */
 #define GPUFAIR_PRIO_SIZE_RELATIVE 0x10u  /* SMALL_RELATIVE_TO_TIME */
+/* Fair share inside a team: Fair Tree unless one of these (NO_FAIR_TREE:
+ * classic; DEPTH_OBLIVIOUS wins over it, as in slurm.conf). */
+#define GPUFAIR_PRIO_NO_FAIR_TREE 0x20u
+#define GPUFAIR_PRIO_DEPTH_OBLIVIOUS 0x40u
 
 #define GPUFAIR_RESET_NONE 0
 #define GPUFAIR_RESET_NOW 1
@@ -85,6 +89,9 @@ typedef struct {
 	uint8_t held_back;     /* 1 = could not run now even with free GPUs (held,
 	                          a dependency, a limit, a reservation, a begin
 	                          time); 0 = runnable, the zero-initialised default */
+	int32_t assoc;         /* its association, from gpufair_assoc_id(); 0 =
+	                          none. A running job is charged to it and to its
+	                          accounts up to its team's. */
 	/* Running jobs only: the QOS UsageFactor, what one GPU-second of the job
 	 * costs its team's usage (0 = free, 2 = double; a finite number >= 0).
 	 * Read only when has_usage_factor is 1: zero-initialised means 1. */
@@ -108,6 +115,8 @@ typedef struct {
 	double tres;             /* gpufair_tres_term() of the job in the partition */
 	double time_limit_min;   /* time limit, minutes (SMALL_RELATIVE_TO_TIME) */
 	int64_t site;            /* site factor, already minus NICE_OFFSET */
+	int32_t assoc;           /* its association (gpufair_assoc_id()); 0 = none:
+	                            the team's factor */
 } gpufair_prio_input_t;
 
 /* Per-factor breakdown for sprio: factors ([0,1] unless NO_NORMAL_*) and
@@ -121,6 +130,9 @@ typedef struct {
 	double assoc, w_assoc;   /* association factor, weighted */
 	double w_tres;           /* the TRES term (input's tres) */
 	int64_t site;            /* the site factor */
+	/* fairshare is the job's: its team's effective factor combined with its
+	 * association's factor inside the team (docs/design.md). */
+	double team_fairshare, in_team;
 } gpufair_factors_t;
 
 typedef struct {
@@ -142,6 +154,25 @@ typedef struct {
 	double held_gpus;         /* weighted GPUs running now */
 	double entitled_gpus;     /* its share of the cluster among active teams */
 } gpufair_team_report_t;
+
+/* An association inside a team (a user's or a sub-account's, or the team's
+ * own account), as of the last cycle. */
+typedef struct {
+	int32_t team;            /* its team id */
+	int32_t is_team;         /* 1: the team's own account: the figures are the team's */
+	int32_t live;            /* 0: not named at the host's last refresh (not ranked) */
+	double usage_gpu_s;      /* its jobs' decayed, weighted GPU-seconds (a team: the
+	                            team's, jump prices included) */
+	double raw_usage_gpu_s;  /* undecayed since the last reset */
+	double shares_norm;      /* inside the team by the algorithm (a team: S/Stot) */
+	double usage_efctv;      /* Fair Tree: usage / its parent's; classic: Slurm's
+	                            effective usage (a team: U/Utot) */
+	double level_fs;         /* Fair Tree's S/U (inf: no usage; a team: among the
+	                            teams, -1/log2 of its effective factor); 0 under
+	                            the other algorithms */
+	double in_team;          /* its factor inside the team, [0,1] (a team: 1) */
+	double fairshare;        /* its jobs' fair-share factor */
+} gpufair_assoc_report_t;
 
 /* In-team rank of n QOS (qos_rank.h): a QOS that may preempt another ranks
  * above it; Priority orders the rest. preempts: n_pairs pairs (i, j), flat
@@ -203,6 +234,21 @@ int gpufair_reclaim_possible(const gpufair_engine_t *e);
  * Returns a dense id >= 0, or -1 on error (NULL/empty account). */
 int32_t gpufair_team_id(gpufair_engine_t *e, const char *account_path);
 int gpufair_set_shares(gpufair_engine_t *e, int32_t team, double shares);
+/* Association of a user (user non-NULL, non-empty) or of an account (user
+ * NULL or ""), by its account path below root; made, with its accounts up
+ * to its team's, when new. Returns an id >= 1, or 0 on error (NULL/empty
+ * path, deeper than 64 accounts). */
+int32_t gpufair_assoc_id(gpufair_engine_t *e, const char *account_path,
+			 const char *user);
+/* Its raw shares (sacctmgr fairshare=N); negative = fairshare=parent.
+ * Never set: 1, Slurm's default. */
+int gpufair_set_assoc_shares(gpufair_engine_t *e, int32_t assoc, double shares);
+/* Every association the host has was named (gpufair_assoc_id or
+ * gpufair_set_assoc_shares) since the last call: the others are gone and
+ * no longer ranked (they keep their usage). */
+int gpufair_assocs_refreshed(gpufair_engine_t *e);
+/* Associations known; their ids are 1..count. */
+int32_t gpufair_assoc_count(const gpufair_engine_t *e);
 int gpufair_set_cluster_gpus(gpufair_engine_t *e, double gpus);
 int32_t gpufair_team_count(const gpufair_engine_t *e);
 
@@ -278,6 +324,13 @@ int gpufair_preemption_claim(uint64_t victim, int64_t key);
 
 int gpufair_team_report(const gpufair_engine_t *e, int32_t team, int64_t now,
                         gpufair_team_report_t *out);
+int gpufair_assoc_report(const gpufair_engine_t *e, int32_t assoc, int64_t now,
+                         gpufair_assoc_report_t *out);
+/* Every association's report at once (one lock; the plugin's cycle):
+ * out[i] for id i + 1, at most n of them. Returns how many associations
+ * there are (>= 0; more than n: the rest left out), or <0 on error. */
+int64_t gpufair_assoc_reports(const gpufair_engine_t *e, int64_t now,
+                              gpufair_assoc_report_t *out, size_t n);
 
 /* State: atomic save (temp file, fsync, rename) and load. On a load error the
  * engine keeps its current state. */

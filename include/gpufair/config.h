@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpufair/fair_tree.h"
 #include "gpufair/result.h"
 #include "gpufair/time.h"
 
@@ -59,6 +60,9 @@ struct SlurmKnobs {
   // PreemptType ("preempt/qos"); empty = unknown. preempt_by must agree
   // with the rule Slurm's own preempt plugins preempt by.
   std::string preempt_type;
+  // Fair share inside a team: Fair Tree unless PriorityFlags=NO_FAIR_TREE
+  // (classic) or DEPTH_OBLIVIOUS.
+  InTeamAlgo in_team = InTeamAlgo::kFairTree;
 };
 
 struct Weights {
@@ -147,6 +151,7 @@ struct Config {
   bool favor_small = false;
   bool size_relative = false;      // job size per minute of time limit (SMALL_RELATIVE_TO_TIME)
   RawFactors raw;                  // NO_NORMAL_* (slurm.conf only)
+  InTeamAlgo in_team = InTeamAlgo::kFairTree;  // fair share inside a team (slurm.conf only)
   std::vector<double> tres_weights;  // PriorityWeightTRES by TRES position (slurm.conf only)
   std::map<std::string, double> gpu_type_weights;  // "a100" -> 2.0; "" = untyped GPUs
   double default_gpu_weight = 1.0;

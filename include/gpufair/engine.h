@@ -70,6 +70,24 @@ struct TeamReport {
   std::vector<BaitDecision> recent;  // newest last
 };
 
+// An association inside a team (design.md, "Fair share inside a team").
+struct AssocReport {
+  std::string account;  // path below root
+  std::string user;     // "" = the account's own association
+  TeamId team = -1;
+  AssocId parent = -1;  // -1: the team's own account, which reports the team's figures
+  bool live = true;     // named by the host at its last refresh
+  double shares = 1;    // raw; negative: fairshare=parent
+  double usage_gpu_s = 0;      // its jobs', decayed, weighted (the team's own account: the team's, jump prices included)
+  double raw_usage_gpu_s = 0;  // undecayed since the last reset
+  // Inside the team, by the configured algorithm (fair_tree.h: TreeShare);
+  // the team's own account: S/Stot, U/Utot and, under Fair Tree, the level
+  // fair share -1/log2(its effective factor), among the teams.
+  double shares_norm = 0, usage_efctv = 0, level_fs = 0;
+  double in_team = 1;    // its factor inside the team (the team's own account: 1)
+  double fairshare = 0;  // what its jobs get: job_fair_share(team, band, in_team)
+};
+
 class Engine {
  public:
   explicit Engine(Config config);
@@ -86,6 +104,20 @@ class Engine {
   // refreshed by end_cycle. Unknown team ids throw std::invalid_argument.
   TeamId team_for_account(std::string_view account_path);  // -1 if empty
   void set_shares(TeamId team, double shares);
+  // Associations inside the teams: a user's (user non-empty) or an
+  // account's, by its account path below root; made with its parents (its
+  // account, the accounts up to its team's) when new. Its team is the
+  // path's at team_level. -1 for an empty path.
+  AssocId assoc_for(std::string_view account_path, std::string_view user);
+  // Raw shares (sacctmgr fairshare=N; negative: fairshare=parent);
+  // associations never set have 1, Slurm's default.
+  void set_assoc_shares(AssocId assoc, double shares);
+  // The host named every association it has (assoc_for or set_assoc_shares)
+  // since its last call: the others are gone and are no longer ranked
+  // (they keep their usage, and come back when named again). A host that
+  // never calls it keeps every association ranked.
+  void assocs_refreshed();
+  std::int32_t assoc_count() const;
   void set_cluster_gpus(double gpus);
   std::int32_t team_count() const;
   std::string team_name(TeamId team) const;
@@ -149,6 +181,8 @@ class Engine {
 
   // Views.
   TeamReport team_report(TeamId team, TimePoint now) const;
+  AssocReport assoc_report(AssocId assoc, TimePoint now) const;
+  std::vector<AssocReport> assoc_reports(TimePoint now) const;
   std::vector<TeamReport> report(TimePoint now) const;
 
   // State.

@@ -8,11 +8,15 @@
 namespace gpufair {
 
 using TeamId = std::int32_t;  // dense index handed out by Engine::team_for_account
+// An association inside a team (a user or a sub-account, or the team's own
+// account): dense index handed out by Engine::assoc_for; -1 = none.
+using AssocId = std::int32_t;
 using JobId = std::uint64_t;
 
 struct JobRef {
   JobId id = 0;
   TeamId team = -1;
+  AssocId assoc = -1;      // its association (running jobs: charged to it and its parents)
   std::uint32_t user = 0;
   int rank = 0;            // in-team rank: QOS priority; higher outranks
   double gpus = 0;         // weighted GPUs (allocated if running, requested if pending)
@@ -35,6 +39,7 @@ struct JobRef {
 // submitted to several partitions has one priority per partition.
 struct PriorityInput {
   TeamId team = -1;
+  AssocId assoc = -1;          // its place inside the team; -1: the team's factor
   double gpus = 0;             // requested, weighted
   TimePoint eligible = 0;      // age accrues from here (Slurm: the accrue time)
   double qos_norm = 0;         // QOS priority / largest, [0,1]
@@ -53,6 +58,9 @@ struct PriorityInput {
 struct PriorityFactors {
   double age = 0, fairshare = 0, job_size = 0, partition = 0, qos = 0;  // [0,1] (raw: >= 0)
   double assoc = 0;
+  // fairshare is the job's: its team's effective factor (team_fairshare)
+  // combined with its association's factor inside the team (in_team).
+  double team_fairshare = 0, in_team = 1;
   double w_age = 0, w_fairshare = 0, w_job_size = 0, w_partition = 0, w_qos = 0;
   double w_assoc = 0, w_tres = 0;
   double penalty = 0;

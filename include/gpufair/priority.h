@@ -1,6 +1,6 @@
 // Priority composition (design.md, "Priority"), as priority/multifactor's
 // _get_priority_internal:
-//   prio = w_age*age + w_assoc*assoc + w_fs*F_eff + w_js*size + w_part*part
+//   prio = w_age*age + w_assoc*assoc + w_fs*F + w_js*size + w_part*part
 //          + w_qos*qos + tres + site - nice
 // clamped to [1, 0xFFFFFFFE]. Inline: it is the per-job hot path.
 #pragma once
@@ -11,6 +11,7 @@
 #include <span>
 
 #include "gpufair/config.h"
+#include "gpufair/fair_share.h"
 #include "gpufair/job.h"
 #include "gpufair/time.h"
 
@@ -21,6 +22,7 @@ struct TeamFactors {
   double fairshare = 1;  // classic factor
   double effective = 1;  // after the bait penalty
   double penalty = 0;
+  double band = 0;       // how far inside the team a job's factor may fall (team_bands)
 };
 
 struct PriorityParams {
@@ -80,14 +82,18 @@ inline double tres_term(std::span<const double> weights, const double* count,
   return sum;
 }
 
+// in_team: the factor of the job's association inside its team (1 = the
+// team's best, or none); F = job_fair_share(team, band, in_team).
 inline PriorityFactors compute_priority(const PriorityInput& in, const TeamFactors& team,
-                                        const PriorityParams& p, TimePoint now) {
+                                        double in_team, const PriorityParams& p, TimePoint now) {
   PriorityFactors f;
   const Seconds waited = in.eligible > 0 ? elapsed_between(in.eligible, now) : 0;
   f.age = (p.max_age > 0 && waited > 0)
               ? std::min(1.0, static_cast<double>(waited) / static_cast<double>(p.max_age))
               : 0.0;
-  f.fairshare = team.effective;
+  f.team_fairshare = team.effective;
+  f.in_team = in_team;
+  f.fairshare = job_fair_share(team.effective, team.band, in_team);
   f.job_size = job_size_factor(in, p);
   f.partition = pick_factor(in.partition_norm, in.partition_raw, p.raw.partition);
   f.qos = pick_factor(in.qos_norm, in.qos_raw, p.raw.qos);

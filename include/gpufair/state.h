@@ -24,8 +24,11 @@ inline constexpr char kStateMagic[8] = {'G', 'P', 'U', 'F', 'A', 'I', 'R', '1'};
 //    Later, within 4: a team's "rank seen" byte says the scale of its top
 //    rank (1 = QOS ranks, 2 = partition tiers; older readers take 2 as seen),
 //    and a decision's flags byte marks reservation decisions (bit 2).
-// 5: each running job's QOS UsageFactor (older files: 1).
-inline constexpr std::uint32_t kStateFormatVersion = 5;
+// 5: the associations inside the teams (account, user, usage, shares) and
+// each running job's association; older files load with none (every
+// association starts at 0 usage).
+// 6: each running job's QOS UsageFactor (older files: 1).
+inline constexpr std::uint32_t kStateFormatVersion = 6;
 inline constexpr std::size_t kStateHeaderSize = 8 + 4 + 8 + 8;
 
 std::uint64_t fnv1a64(std::span<const std::uint8_t> bytes);

@@ -24,6 +24,14 @@ const char plugin_type[] = "priority/gpufair";
 gfp_t gfp = GFP_INITIALIZER;
 int slurmctld_tres_cnt = 3;
 
+/* prio_teams.c's lookup, as the cycle's map answers it: association id
+ * 3 is the core's association 12 (the test checks it reaches the input). */
+extern int32_t gfp_job_assoc_locked(const job_record_t *job, bool walk_tree)
+{
+	(void)walk_tree;
+	return job->assoc_id == 3 ? 12 : 0;
+}
+
 static int failures;
 #define CHECK(cond, ...) do { if (!(cond)) { failures++; \
 	fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
@@ -161,6 +169,7 @@ static void test_inputs(void)
 
 	gfp_prio_input(&in, &job, 2, NULL, NULL, false, NULL);
 	CHECK(in.team == 2, "team %d", in.team);
+	CHECK(in.assoc == 12, "its association inside the team: %d", in.assoc);
 	CHECK(in.eligible_time == 1100, "age from the accrue time: %ld",
 	      (long)in.eligible_time);
 	CHECK(in.nice == 40, "nice %d", in.nice);

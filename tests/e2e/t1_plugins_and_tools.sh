@@ -23,12 +23,18 @@ sprio -l >"$E2E_OUT/t1-sprio.txt" || fail "sprio -l failed"
 sshare -l -P >"$E2E_OUT/t1-sshare.txt" || fail "sshare -l failed"
 gshow_json >"$E2E_OUT/t1-gpufair-show.json" || fail "gpufair-show --json failed"
 cat "$E2E_OUT/t1-sprio.txt" "$E2E_OUT/t1-sshare.txt"
-# sprio's FAIRSHARE column must be gpufair's effective fair share x PriorityWeightFairshare
-# (10000); sshare's FairShare of each team must be gpufair's effective fair share.
+# sprio's FAIRSHARE column must be the fair share of the job's association
+# (its team's effective fair share, lowered inside the team's band by the
+# user's place in the team) x PriorityWeightFairshare (10000); sshare's
+# FairShare of each team (classic) must be gpufair's effective fair share,
+# and under Fair Tree (the default flags) its LevelFS -1/log2 of it (S/U
+# among the teams, the penalty included).
 "$PY" - "$E2E_OUT/t1-sprio.txt" "$E2E_OUT/t1-sshare.txt" "$E2E_OUT/t1-gpufair-show.json" "$ja" "$jb" <<'PYEOF' || fail "sprio/sshare do not show gpufair's numbers (see $E2E_OUT/t1-*)"
-import json, sys
+import json, math, sys
 sprio, sshare, show, ja, jb = sys.argv[1:6]
-teams = {t["name"]: t for t in json.load(open(show))["teams"]}
+shown = json.load(open(show))
+teams = {t["name"]: t for t in shown["teams"]}
+assocs = {(a["account"], a["user"]): a for a in shown["assocs"]}
 hdr, rows = None, {}
 for line in open(sprio):
     f = line.split()
@@ -37,30 +43,36 @@ for line in open(sprio):
     elif hdr and f and f[0].isdigit():
         rows[f[0]] = dict(zip(hdr, f))
 bad = []
-for jid, team in ((ja, "teama"), (jb, "teamb")):
+for jid, team, user in ((ja, "teama", "gfa1"), (jb, "teamb", "gfb1")):
     if jid not in rows:
         bad.append(f"job {jid} not in sprio -l"); continue
-    got = float(rows[jid]["FAIRSHARE"]); want = 10000 * teams[team]["effective_fairshare"]
-    print(f"sprio job {jid} ({team}): FAIRSHARE {got:.0f}, gpufair effective fair share x 10000 = {want:.0f}")
+    got = float(rows[jid]["FAIRSHARE"]); want = 10000 * assocs[(team, user)]["fairshare"]
+    print(f"sprio job {jid} ({team}, {user}): FAIRSHARE {got:.0f}, its association's fair share x 10000 = {want:.0f}"
+          f" (team's effective fair share {teams[team]['effective_fairshare']:.4f})")
     if abs(got - want) > max(60, 0.03 * want):
-        bad.append(f"sprio FAIRSHARE {got} != {want:.0f} for {team}")
+        bad.append(f"sprio FAIRSHARE {got} != {want:.0f} for {user} of {team}")
 fs = {}
 lines = [l.rstrip("\n").split("|") for l in open(sshare) if "|" in l]
 head = lines[0]
 for f in lines[1:]:
     r = dict(zip(head, f))
     acct = r.get("Account", "").strip()
-    # Account rows: classic sshare leaves FairShare empty there and prints
-    # the account's factor as LevelFS.
-    v = r.get("FairShare") or r.get("LevelFS")
-    if acct in teams and not r.get("User") and v:
-        fs[acct] = float(v)
+    # Account rows: Fair Tree's sshare leaves FairShare empty there and
+    # prints the account's LevelFS.
+    if acct in teams and not r.get("User"):
+        if r.get("FairShare"):
+            fs[acct] = ("FairShare", float(r["FairShare"]))
+        elif r.get("LevelFS"):
+            fs[acct] = ("LevelFS", float(r["LevelFS"]))
 for name, t in teams.items():
     if name not in fs:
-        bad.append(f"sshare -l has no FairShare for {name}"); continue
-    print(f"sshare {name}: FairShare/LevelFS {fs[name]:.4f}, gpufair effective {t['effective_fairshare']:.4f}")
-    if abs(fs[name] - t["effective_fairshare"]) > 0.03:
-        bad.append(f"sshare FairShare {fs[name]} != gpufair {t['effective_fairshare']} for {name}")
+        bad.append(f"sshare -l has no FairShare or LevelFS for {name}"); continue
+    col, got = fs[name]
+    eff = t["effective_fairshare"]
+    want = eff if col == "FairShare" else (math.inf if eff >= 1 else -1 / math.log2(eff) if eff > 0 else 0)
+    print(f"sshare {name}: {col} {got:.4f}, from gpufair's effective fair share {eff:.4f}: {want:.4f}")
+    if not (got == want or abs(got - want) <= 0.03 * max(1.0, abs(want))):
+        bad.append(f"sshare {col} {got} != {want} for {name}")
 if bad:
     print("\n".join(bad)); sys.exit(1)
 PYEOF

@@ -167,8 +167,8 @@ TEST(CApi, ReservationPreemptionThroughTheCApi) {
   EngineHandle h;
   ASSERT_NE(h.e, nullptr);
   const int32_t a = gpufair_team_id(h.e, "a"), b = gpufair_team_id(h.e, "b");
-  gpufair_job_t borrower{1, a, 1001, 0, 8, 10, 10, 20, 0, 0, 0, 0};
-  gpufair_job_t resv{2, b, 1002, 0, 8, 30, 30, 0, 0, 0, 0, 0};
+  gpufair_job_t borrower{1, a, 1001, 0, 8, 10, 10, 20, 0, 0, 0, 0, 0};  // no association
+  gpufair_job_t resv{2, b, 1002, 0, 8, 30, 30, 0, 0, 0, 0, 0, 0};
   char reason[512];
   EXPECT_EQ(gpufair_record_resv_preemption(h.e, &resv, &borrower, 40, reason, sizeof reason), 0);
   EXPECT_TRUE(contains(reason, "borrowed time")) << reason;
@@ -316,36 +316,76 @@ TEST(CApi, CyclePriorityPreemptionAndReport) {
   EXPECT_TRUE(contains(reason, "bait_block=penalized")) << reason;
 }
 
-// The QOS UsageFactor crosses the C API only when has_usage_factor is set:
-// a zero-initialised record is charged at 1, never for free by accident.
-TEST(CApi, UsageFactorIsReadOnlyWhenSet) {
-  struct Case {
-    uint8_t has;
-    double factor;
-    double charged;  // GPU-seconds for 4 GPUs x 100 s
-  };
-  const Case cases[] = {{0, 0.0, 400}, {0, 7.0, 400}, {1, 0.0, 0}, {1, 0.5, 200}, {1, 2.0, 800}};
-  for (const Case& c : cases) {
-    EngineHandle h("half_life=0");
-    ASSERT_NE(h.e, nullptr);
-    const int32_t a = gpufair_team_id(h.e, "a");
-    gpufair_job_t j = job(1, a, 0, 4, 1000, 1000);
-    j.has_usage_factor = c.has;
-    j.usage_factor = c.factor;
-    ASSERT_EQ(gpufair_cycle_begin(h.e, 1100), GPUFAIR_OK);
-    ASSERT_EQ(gpufair_observe_running(h.e, &j), GPUFAIR_OK);
-    ASSERT_EQ(gpufair_cycle_end(h.e, 1100), GPUFAIR_OK);
-    gpufair_team_report_t r;
-    ASSERT_EQ(gpufair_team_report(h.e, a, 1100, &r), GPUFAIR_OK);
-    EXPECT_DOUBLE_EQ(r.raw_usage_gpu_s, c.charged) << int(c.has) << " " << c.factor;
+// Associations as the plugin passes them: ids >= 1 (0 = none, so a
+// zero-filled struct has none), usage charged per user, Fair Tree by
+// default and classic with NO_FAIR_TREE.
+TEST(CApi, AssociationsInsideATeam) {
+  for (uint32_t flags : {0u, GPUFAIR_PRIO_NO_FAIR_TREE}) {
+    gpufair_knobs_t k{};
+    k.knobs_set = 1;
+    k.decay_half_life_s = 0;
+    k.weight_fairshare = 10000;
+    k.flags = flags;
+    EngineHandle h(nullptr, &k);
+    ASSERT_NE(h.e, nullptr) << h.err;
+    const int32_t team = gpufair_team_id(h.e, "teama");
+    const int32_t heavy = gpufair_assoc_id(h.e, "teama", "heavy");
+    const int32_t light = gpufair_assoc_id(h.e, "teama", "light");
+    const int32_t account = gpufair_assoc_id(h.e, "teama", nullptr);
+    EXPECT_GE(heavy, 1);
+    EXPECT_GE(account, 1);
+    EXPECT_NE(heavy, light);
+    EXPECT_EQ(gpufair_assoc_id(h.e, "teama", ""), account);
+    EXPECT_EQ(gpufair_assoc_id(h.e, "", "x"), 0);
+    EXPECT_EQ(gpufair_assoc_id(h.e, nullptr, "x"), 0);
+    EXPECT_EQ(gpufair_assoc_count(h.e), 3);
+    EXPECT_EQ(gpufair_set_assoc_shares(h.e, heavy, 1), GPUFAIR_OK);
+    EXPECT_EQ(gpufair_set_assoc_shares(h.e, 0, 1), GPUFAIR_ERR_ARG);
+    EXPECT_EQ(gpufair_set_assoc_shares(h.e, heavy, NAN), GPUFAIR_ERR_ARG);
+    EXPECT_EQ(gpufair_set_assoc_shares(h.e, light, -1), GPUFAIR_OK);  // fairshare=parent
+    EXPECT_EQ(gpufair_set_assoc_shares(h.e, light, 1), GPUFAIR_OK);
+    const int64_t t0 = 1'700'000'000;
+    gpufair_job_t run = job(1, team, 0, 4, t0 - 100, t0 - 100);
+    run.assoc = heavy;
+    ASSERT_EQ(gpufair_cycle_begin(h.e, t0), GPUFAIR_OK);
+    ASSERT_EQ(gpufair_observe_running(h.e, &run), GPUFAIR_OK);
+    ASSERT_EQ(gpufair_cycle_end(h.e, t0), GPUFAIR_OK);
+    EXPECT_EQ(gpufair_assocs_refreshed(h.e), GPUFAIR_OK);
+
+    gpufair_assoc_report_t r{};
+    ASSERT_EQ(gpufair_assoc_report(h.e, heavy, t0, &r), GPUFAIR_OK);
+    EXPECT_DOUBLE_EQ(r.usage_gpu_s, 400);
+    EXPECT_EQ(r.is_team, 0);
+    EXPECT_EQ(r.team, team);
+    ASSERT_EQ(gpufair_assoc_report(h.e, account, t0, &r), GPUFAIR_OK);
+    EXPECT_EQ(r.is_team, 1);
+    EXPECT_DOUBLE_EQ(r.in_team, 1.0);
+    gpufair_assoc_report_t all[3];
+    ASSERT_EQ(gpufair_assoc_reports(h.e, t0, all, 3), 3);
+    EXPECT_DOUBLE_EQ(all[heavy - 1].usage_gpu_s, 400);
+    EXPECT_EQ(all[account - 1].is_team, 1);
+    EXPECT_EQ(gpufair_assoc_reports(h.e, t0, nullptr, 0), 3);  // just the count
+    EXPECT_LT(gpufair_assoc_reports(h.e, t0, nullptr, 2), 0);
+    EXPECT_EQ(gpufair_assoc_report(h.e, 0, t0, &r), GPUFAIR_ERR_ARG);
+    EXPECT_EQ(gpufair_assoc_report(h.e, 99, t0, &r), GPUFAIR_ERR_ARG);
+
+    gpufair_prio_input_t in{};
+    in.team = team;
+    gpufair_factors_t none{}, fh{}, fl{};
+    gpufair_priority(h.e, &in, t0, &none);
+    in.assoc = heavy;
+    gpufair_priority(h.e, &in, t0, &fh);
+    in.assoc = light;
+    gpufair_priority(h.e, &in, t0, &fl);
+    EXPECT_DOUBLE_EQ(fl.fairshare, none.fairshare);  // the best user: the team's
+    EXPECT_LT(fh.fairshare, fl.fairshare);
+    EXPECT_DOUBLE_EQ(fh.team_fairshare, fl.team_fairshare);
+    // Fair Tree: 1/2 of 2 users; classic: 2^(-U/S) = 2^(-1/.5).
+    EXPECT_DOUBLE_EQ(fh.in_team, flags ? 0.25 : 0.5) << flags;
+    ASSERT_EQ(gpufair_assoc_report(h.e, heavy, t0, &r), GPUFAIR_OK);
+    EXPECT_DOUBLE_EQ(r.fairshare, fh.fairshare);
+    EXPECT_EQ(r.level_fs, flags ? 0.0 : 0.5) << "Fair Tree's S/U: .5 / 1";
   }
-  EngineHandle h("");
-  const int32_t a = gpufair_team_id(h.e, "a");
-  gpufair_job_t bad = job(1, a, 0, 4, 1000, 1000);
-  bad.has_usage_factor = 1;
-  bad.usage_factor = -1;
-  ASSERT_EQ(gpufair_cycle_begin(h.e, 1100), GPUFAIR_OK);
-  EXPECT_EQ(gpufair_observe_running(h.e, &bad), GPUFAIR_ERR_ARG);
 }
 
 // The plugin's cycle uses the batch calls; they must decide exactly what the

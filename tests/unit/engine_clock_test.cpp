@@ -31,15 +31,40 @@ JobRef running_job(JobId id, TeamId team, double gpus, TimePoint start, int rank
   return testing::make_job(id, team, rank, gpus, start, start);
 }
 
+// Every job runs as user "u" of the sub-account "<team>/lab".
+JobRef as_user(Engine& e, JobRef j) {
+  j.assoc = e.assoc_for(e.team_name(j.team) + "/lab", "u");
+  return j;
+}
+
 // One cycle as the plugin runs it: every running job observed at the cycle's time.
 void cycle(Engine& e, TimePoint now, const std::vector<JobRef>& running) {
   e.begin_cycle(now);
-  for (const auto& j : running) e.observe_running(j, now);
+  for (const JobRef& j : running) e.observe_running(as_user(e, j), now);
   e.end_cycle(now);
 }
 
-double usage(const Engine& e, TeamId t, TimePoint now) { return e.team_report(t, now).usage_gpu_s; }
-double raw(const Engine& e, TeamId t, TimePoint now) { return e.team_report(t, now).raw_usage_gpu_s; }
+// The associations on a job's way (the user's, the sub-account's) keep
+// their ledgers by the same code as the team's: through every rule below
+// (decay, exact charging, leaps, steps back, resets) they stay equal to it
+// (no jump price is paid in this file).
+void expect_assocs_follow_team(const Engine& e, TeamId t, TimePoint now) {
+  const TeamReport team = e.team_report(t, now);
+  for (const AssocReport& r : e.assoc_reports(now)) {
+    if (r.team != t || r.parent < 0) continue;
+    EXPECT_EQ(r.usage_gpu_s, team.usage_gpu_s) << r.account << " user '" << r.user << "' at " << now;
+    EXPECT_EQ(r.raw_usage_gpu_s, team.raw_usage_gpu_s) << r.account << " user '" << r.user << "' at " << now;
+  }
+}
+
+double usage(const Engine& e, TeamId t, TimePoint now) {
+  expect_assocs_follow_team(e, t, now);
+  return e.team_report(t, now).usage_gpu_s;
+}
+double raw(const Engine& e, TeamId t, TimePoint now) {
+  expect_assocs_follow_team(e, t, now);
+  return e.team_report(t, now).raw_usage_gpu_s;
+}
 
 // ---- Exact for any period ----------------------------------------------------------
 
@@ -301,8 +326,8 @@ TEST_P(BackwardStep, NeverChargesNegativeTimeNorGrowsUsageBack) {
   // future of the clock now), is not charged negative time.
   JobRef future = running_job(3, other, 1, last);
   e.begin_cycle(now + 1);
-  e.observe_running(future, now + 1);
-  e.observe_running(run[0], now + 1);
+  e.observe_running(as_user(e, future), now + 1);
+  e.observe_running(as_user(e, run[0]), now + 1);
   e.end_cycle(now + 1);
   EXPECT_DOUBLE_EQ(raw(e, other, now + 1), 0.0);  // nothing: its start is after the clock
   e.job_ended(3, now + 1);

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <ctime>
 
@@ -806,6 +807,38 @@ TEST(EngineState, FormatVersionOneStillLoads) {
   Engine again(config_from("penalty_half_life=0"));
   ASSERT_TRUE(again.load_state(e.save_state()).ok());
   EXPECT_DOUBLE_EQ(again.team_report(0, kT0).usage_gpu_s, 1234.5);
+}
+
+TEST(EngineState, FormatVersionFourStillLoads) {
+  // Format 4 as its last writer wrote it: a rank-seen byte of 2 (partition
+  // tiers) and a reservation decision (flags bit 2); no association section
+  // and no association per job. With no running jobs, a format-5 payload
+  // ends in the association count then the job count (both 0; format 6 the same), so dropping
+  // the former gives the format-4 payload of the same state (format 6 adds
+  // only a field per running job).
+  Engine e(config_from("preempt_by=partition"));
+  const TeamId a = e.team_for_account("teama"), b = e.team_for_account("teamb");
+  e.begin_cycle(kT0);
+  e.observe_running(make_job(1, a, 5, 8, kT0 - 60, kT0 - 60), kT0);
+  e.end_cycle(kT0);
+  e.job_ended(1, kT0 + kHour);
+  e.record_resv_preemption(make_job(2, b, 3, 8, kT0), make_job(3, a, 5, 8, kT0, kT0), kT0 + kHour);
+  const auto v6 = e.save_state();
+  ASSERT_EQ(v6[8], 6);
+  std::vector<std::uint8_t> payload(v6.begin() + kStateHeaderSize, v6.end());
+  ASSERT_GE(payload.size(), 16u);
+  ASSERT_TRUE(std::all_of(payload.end() - 16, payload.end(), [](std::uint8_t x) { return x == 0; }));
+  payload.erase(payload.end() - 16, payload.end() - 8);
+  auto v4 = frame_state(payload);
+  v4[8] = 4;
+  Engine loaded(config_from("preempt_by=partition"));
+  const auto r = loaded.load_state(v4);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(loaded.assoc_count(), 0);
+  ASSERT_FALSE(loaded.team_report(a, kT0 + kHour).recent.empty());
+  EXPECT_TRUE(loaded.team_report(a, kT0 + kHour).recent.back().reservation);
+  // Everything format 4 holds comes back, the partition-tier rank included.
+  EXPECT_EQ(loaded.save_state(), v6);
 }
 
 TEST(EngineState, RandomWellFramedPayloadsNeverCrash) {

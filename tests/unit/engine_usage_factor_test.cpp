@@ -177,24 +177,24 @@ TEST(EngineUsageFactor, SurvivesSaveAndLoad) {
               0.25 * 4 * 900, 1e-9);
 }
 
-TEST(EngineUsageFactor, FormatFourStateLoadsWithEveryJobAtOne) {
-  // A version-4 file is a version-5 one without each running job's factor
+TEST(EngineUsageFactor, FormatFiveStateLoadsWithEveryJobAtOne) {
+  // A version-5 file is a version-6 one without each running job's factor
   // (the last field of its record; the jobs come last).
   OneJob run("half_life=0", 0.25);
   run.run_for(300, 300);
-  const auto v5 = run.engine.save_state();
-  std::vector<std::uint8_t> payload(v5.begin() + kStateHeaderSize, v5.end() - 8);
-  auto v4 = frame_state(payload);
-  v4[8] = 4;  // the checksum covers the payload only
+  const auto v6 = run.engine.save_state();
+  std::vector<std::uint8_t> payload(v6.begin() + kStateHeaderSize, v6.end() - 8);
+  auto v5 = frame_state(payload);
+  v5[8] = 5;  // the checksum covers the payload only
   Engine old(config_from("half_life=0"));
-  auto r = old.load_state(v4);
+  auto r = old.load_state(v5);
   ASSERT_TRUE(r.ok()) << r.error().message;
   const TimePoint end = run.clock.now() + 100;
   old.job_ended(run.job.id, end);
   EXPECT_NEAR(old.team_report(0, end).raw_usage_gpu_s, 0.25 * 4 * 300 + 1.0 * 4 * 100, 1e-9);
-  // The same bytes called version 5 are short by one field: corrupt.
-  auto short5 = frame_state(payload);
-  EXPECT_FALSE(Engine(config_from("")).load_state(short5).ok());
+  // The same bytes called version 6 are short by one field: corrupt.
+  auto short6 = frame_state(payload);
+  EXPECT_FALSE(Engine(config_from("")).load_state(short6).ok());
 }
 
 }  // namespace

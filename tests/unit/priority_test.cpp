@@ -17,6 +17,23 @@ PriorityParams params() {
   return p;
 }
 
+// The fair-share term of a job inside its team (design.md, "Fair share
+// inside a team"): the team's effective factor lowered inside its band.
+TEST(Priority, FairShareOfAJobInsideItsTeam) {
+  PriorityInput in;
+  in.team = 0;
+  const TeamFactors team{0.8, 0.4, 1.0, 0.1};
+  const auto best = compute_priority(in, team, 1.0, params(), 0);
+  EXPECT_DOUBLE_EQ(best.fairshare, 0.4);
+  EXPECT_DOUBLE_EQ(best.team_fairshare, 0.4);
+  const auto half = compute_priority(in, team, 0.5, params(), 0);
+  EXPECT_DOUBLE_EQ(half.fairshare, 0.35);
+  EXPECT_DOUBLE_EQ(half.in_team, 0.5);
+  EXPECT_DOUBLE_EQ(half.team_fairshare, 0.4);
+  EXPECT_DOUBLE_EQ(half.w_fairshare, 3500);
+  EXPECT_EQ(best.priority - half.priority, 500u);
+}
+
 TEST(Priority, WeightedSumOfFactors) {
   PriorityInput in;
   in.team = 0;
@@ -25,7 +42,7 @@ TEST(Priority, WeightedSumOfFactors) {
   in.qos_norm = 0.5;
   in.partition_norm = 1.0;
   const TeamFactors team{0.8, 0.4, 1.0};
-  const auto f = compute_priority(in, team, params(), 750);
+  const auto f = compute_priority(in, team, 1.0, params(), 750);
   EXPECT_DOUBLE_EQ(f.age, 0.25);
   EXPECT_DOUBLE_EQ(f.fairshare, 0.4);  // the effective factor, penalty included
   EXPECT_DOUBLE_EQ(f.job_size, 0.25);
@@ -42,21 +59,21 @@ TEST(Priority, AgeIsCappedAtMaxAge) {
   PriorityInput in;
   in.eligible = 100;
   const TeamFactors team{1, 1, 0};
-  EXPECT_DOUBLE_EQ(compute_priority(in, team, params(), 100 + 1000).age, 1.0);
-  EXPECT_DOUBLE_EQ(compute_priority(in, team, params(), 100 + 50000).age, 1.0);
-  EXPECT_DOUBLE_EQ(compute_priority(in, team, params(), 50).age, 0.0);  // not yet eligible
+  EXPECT_DOUBLE_EQ(compute_priority(in, team, 1.0, params(), 100 + 1000).age, 1.0);
+  EXPECT_DOUBLE_EQ(compute_priority(in, team, 1.0, params(), 100 + 50000).age, 1.0);
+  EXPECT_DOUBLE_EQ(compute_priority(in, team, 1.0, params(), 50).age, 0.0);  // not yet eligible
   in.eligible = 0;  // unknown: no age
-  EXPECT_DOUBLE_EQ(compute_priority(in, team, params(), 5000).age, 0.0);
+  EXPECT_DOUBLE_EQ(compute_priority(in, team, 1.0, params(), 5000).age, 0.0);
 }
 
 TEST(Priority, NiceLowersAndNegativeNiceRaises) {
   PriorityInput in;
   const TeamFactors team{1, 1, 0};
-  const auto base = compute_priority(in, team, params(), 0).priority;
+  const auto base = compute_priority(in, team, 1.0, params(), 0).priority;
   in.nice = 100;
-  EXPECT_EQ(compute_priority(in, team, params(), 0).priority, base - 100);
+  EXPECT_EQ(compute_priority(in, team, 1.0, params(), 0).priority, base - 100);
   in.nice = -100;
-  EXPECT_EQ(compute_priority(in, team, params(), 0).priority, base + 100);
+  EXPECT_EQ(compute_priority(in, team, 1.0, params(), 0).priority, base + 100);
 }
 
 struct ClampCase {
@@ -77,7 +94,7 @@ TEST(Priority, ClampedToOneAndSlurmMaximum) {
     p.weights = {0, c.fairshare_weight, 0, 0, 0};
     PriorityInput in;
     in.nice = c.nice;
-    EXPECT_EQ(compute_priority(in, TeamFactors{1, 1, 0}, p, 0).priority, c.expected)
+    EXPECT_EQ(compute_priority(in, TeamFactors{1, 1, 0}, 1.0, p, 0).priority, c.expected)
         << c.fairshare_weight << " nice " << c.nice;
   }
 }
@@ -87,21 +104,21 @@ TEST(Priority, FavorSmallInvertsJobSize) {
   PriorityInput in;
   in.gpus = 8;
   const TeamFactors team{1, 1, 0};
-  EXPECT_DOUBLE_EQ(compute_priority(in, team, p, 0).job_size, 0.25);
+  EXPECT_DOUBLE_EQ(compute_priority(in, team, 1.0, p, 0).job_size, 0.25);
   p.favor_small = true;
-  EXPECT_DOUBLE_EQ(compute_priority(in, team, p, 0).job_size, 0.75);
+  EXPECT_DOUBLE_EQ(compute_priority(in, team, 1.0, p, 0).job_size, 0.75);
   in.gpus = 64;  // more than the cluster: capped
   p.favor_small = false;
-  EXPECT_DOUBLE_EQ(compute_priority(in, team, p, 0).job_size, 1.0);
+  EXPECT_DOUBLE_EQ(compute_priority(in, team, 1.0, p, 0).job_size, 1.0);
   p.cluster_gpus = 0;  // unknown cluster size: no size factor
-  EXPECT_DOUBLE_EQ(compute_priority(in, team, p, 0).job_size, 0.0);
+  EXPECT_DOUBLE_EQ(compute_priority(in, team, 1.0, p, 0).job_size, 0.0);
 }
 
 TEST(Priority, OutOfRangeNormsAreClamped) {
   PriorityInput in;
   in.qos_norm = 7;
   in.partition_norm = -3;
-  const auto f = compute_priority(in, TeamFactors{}, params(), 0);
+  const auto f = compute_priority(in, TeamFactors{}, 1.0, params(), 0);
   EXPECT_DOUBLE_EQ(f.qos, 1.0);
   EXPECT_DOUBLE_EQ(f.partition, 0.0);
 }
@@ -154,7 +171,7 @@ TEST(Priority, EachMultifactorTermAsInMultifactor) {
   };
   for (const auto& c : cases) {
     p.raw = c.raw;
-    const auto f = compute_priority(c.in, TeamFactors{1, 1, 0}, p, 0);
+    const auto f = compute_priority(c.in, TeamFactors{1, 1, 0}, 1.0, p, 0);
     EXPECT_EQ(f.priority, c.expected) << c.name;
     EXPECT_DOUBLE_EQ(f.w_tres, c.in.tres) << c.name;
     EXPECT_EQ(f.site, c.in.site) << c.name;
@@ -170,7 +187,7 @@ TEST(Priority, RawFactorsAreNeverNegativeOrNaN) {
   in.assoc_raw = -5;
   in.qos_raw = std::numeric_limits<double>::quiet_NaN();
   in.partition_raw = 1e6;  // raw values are not capped at 1
-  const auto f = compute_priority(in, TeamFactors{}, p, 0);
+  const auto f = compute_priority(in, TeamFactors{}, 1.0, p, 0);
   EXPECT_DOUBLE_EQ(f.assoc, 0.0);
   EXPECT_DOUBLE_EQ(f.qos, 0.0);
   EXPECT_DOUBLE_EQ(f.partition, 1e6);
@@ -238,7 +255,7 @@ TEST(Priority, JobSizeRelativeToTimeAsInMultifactor) {
     PriorityInput in;
     in.gpus = c.gpus;
     in.time_limit_min = c.time_limit_min;
-    EXPECT_DOUBLE_EQ(compute_priority(in, TeamFactors{}, p, 0).job_size, c.expected) << c.name;
+    EXPECT_DOUBLE_EQ(compute_priority(in, TeamFactors{}, 1.0, p, 0).job_size, c.expected) << c.name;
   }
 }
 

@@ -22,10 +22,12 @@ int main(int argc, char** argv) {
   gpufair_set_cluster_gpus(e, 32);
   gpufair_set_shares(e, a, 100);
   gpufair_set_shares(e, b, 100);
-  gpufair_job_t victim{3, a, 1001, 0, 8, 900, 900, 990, 0, 0, 0, 0};
-  gpufair_job_t running_b{4, b, 1002, 10, 8, 100, 100, 200, 0, 0, 0, 0};  // below its 16 entitled GPUs
-  gpufair_job_t waiting_b{5, b, 1002, 10, 8, 100, 100, 0, 500, 0, 0, 0};
-  gpufair_job_t preemptor{8, a, 1001, 100, 8, 995, 995, 0, 100, 0, 0, 0};
+  // Users gfa2 (sub-account teama/nlp) and gfb1 (teamb).
+  int32_t ua = gpufair_assoc_id(e, "teama/nlp", "gfa2"), ub = gpufair_assoc_id(e, "teamb", "gfb1");
+  gpufair_job_t victim{3, a, 1001, 0, 8, 900, 900, 990, 0, 0, ua, 0, 0};
+  gpufair_job_t running_b{4, b, 1002, 10, 8, 100, 100, 200, 0, 0, ub, 0, 0};  // below its 16 entitled GPUs
+  gpufair_job_t waiting_b{5, b, 1002, 10, 8, 100, 100, 0, 500, 0, ub, 0, 0};
+  gpufair_job_t preemptor{8, a, 1001, 100, 8, 995, 995, 0, 100, 0, ua, 0, 0};
   gpufair_cycle_begin(e, 1000);
   gpufair_observe_running(e, &victim);
   gpufair_observe_running(e, &running_b);
@@ -33,8 +35,8 @@ int main(int argc, char** argv) {
   gpufair_observe_pending(e, &preemptor);
   gpufair_cycle_end(e, 1000);
   char reason[1024];
-  gpufair_job_t borrower{6, a, 1001, 0, 8, 950, 950, 960, 0, 0, 0, 0};
-  gpufair_job_t resv_job{9, b, 1002, 10, 8, 990, 990, 0, 0, 0, 0, 0};
+  gpufair_job_t borrower{6, a, 1001, 0, 8, 950, 950, 960, 0, 0, ua, 0, 0};
+  gpufair_job_t resv_job{9, b, 1002, 10, 8, 990, 990, 0, 0, 0, ub, 0, 0};
   if (gpufair_record_resv_preemption(e, &resv_job, &borrower, 1000, reason, sizeof reason) != 0) {
     std::fprintf(stderr, "make_state: %s\n", reason);
     return 1;

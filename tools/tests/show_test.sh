@@ -15,6 +15,7 @@ grep -qE '^teama +[0-9.]+' <<<"$out" || fail "no teama row"
 grep -qE '^teamb +[0-9.]+' <<<"$out" || fail "no teamb row"
 grep -q 'job 8 preempted job 3: BAIT' <<<"$out" || fail "bait decision not shown"
 grep -q 'job 9 preempted job 6: RESERVATION' <<<"$out" || fail "reservation decision not shown"
+grep -qE '^teamb +teamb +gfb1 +[0-9.]+' <<<"$out" || fail "no row for user gfb1 inside teamb"
 grep -q '^teama preempted its own jobs: its lower-rank jobs started since .* are scavengers' <<<"$out" || fail "scavenger episode not shown"
 
 json=$("$show" --json --now 1600 "$dir/gpufair.state")
@@ -43,6 +44,13 @@ assert "skipped" in dec["reason"], dec
 # The jump at 1001 began teama's scavenger episode (scavenger_window 1 day).
 assert a["scavenger_since"] == 1001 and a["scavenger_until"] == 1001 + 86400, a
 assert b["scavenger_since"] == 0 and b["scavenger_until"] == 0, b
+# Associations inside the teams: gfa2 (teama/nlp) and gfb1 were charged
+# their jobs; the team's own account reports the team.
+u = {(x["account"], x["user"]): x for x in d["assocs"]}
+assert ("teama/nlp", "gfa2") in u and ("teamb", "gfb1") in u, u.keys()
+assert u[("teamb", "gfb1")]["raw_gpu_hours"] > 0 and u[("teama/nlp", "gfa2")]["raw_gpu_hours"] > 0, u
+assert u[("teamb", "")]["is_team"] and u[("teamb", "")]["fairshare"] == b["effective_fairshare"], u
+assert u[("teamb", "gfb1")]["in_team"] == 1, u  # its team's only user: the best
 print("json ok:", {k: (v["gpu_hours"], v["effective_fairshare"], v["penalty"]) for k, v in t.items()})
 PY
 
