@@ -297,14 +297,23 @@ static inline uint32_t *gf_prio_array_for(job_record_t *job, int n)
 #if GF_SLURM_AT_LEAST(24, 5)
 #include "src/slurmctld/acct_policy.h"
 
+/* slurmctld's; weak, so that the plugin tests, which are not slurmctld,
+ * link (there the QOS's per-account and per-user arrays are left out). */
+#pragma weak acct_policy_get_acct_used_limits
+#pragma weak acct_policy_get_user_used_limits
+
 static inline void gf_qos_used_run_secs(slurmdb_qos_rec_t *qos, char *acct,
 					uint32_t uid, uint64_t **acct_secs,
 					uint64_t **user_secs)
 {
-	slurmdb_used_limits_t *a = acct_policy_get_acct_used_limits(
-		&qos->usage->acct_limit_list, acct);
-	slurmdb_used_limits_t *u = acct_policy_get_user_used_limits(
-		&qos->usage->user_limit_list, uid);
+	slurmdb_used_limits_t *a = NULL, *u = NULL;
+
+	if (acct_policy_get_acct_used_limits && acct_policy_get_user_used_limits) {
+		a = acct_policy_get_acct_used_limits(
+			&qos->usage->acct_limit_list, acct);
+		u = acct_policy_get_user_used_limits(
+			&qos->usage->user_limit_list, uid);
+	}
 
 	*acct_secs = a ? a->tres_run_secs : NULL;
 	*user_secs = u ? u->tres_run_secs : NULL;
