@@ -31,7 +31,10 @@ low_mode0=$(sacctmgr -n -P show qos low format=PreemptMode) || fail "sacctmgr sh
 [[ -n $low_mode0 ]] || fail "sacctmgr shows no PreemptMode for QOS low"
 # ctld_low_mode: QOS low's PreemptMode as slurmctld has it (assoc_mgr).
 ctld_low_mode() {
-  scontrol show assoc_mgr flags=qos qos=low 2>/dev/null | sed -n 's/.*PreemptMode=\([A-Z,]*\).*/\1/p' | head -1
+  local s
+  s=$(scontrol -o show assoc_mgr flags=qos qos=low 2>/dev/null) || true
+  [[ $s =~ PreemptMode=([A-Z,]+) ]] && echo "${BASH_REMATCH[1]}"
+  return 0
 }
 wait_low_mode() {  # wait_low_mode MODE: until slurmctld has it (10 s)
   local i
@@ -295,7 +298,8 @@ preempt() {
 
 # 4a. REQUEUE (the cluster's PreemptMode; QOS low has none of its own)
 [[ $low_ctld0 == OFF ]] || fail "QOS low has PreemptMode $low_ctld0 of its own; the test expects the cluster's (REQUEUE)"
-scontrol show config | grep -Eq '^PreemptMode *= *REQUEUE' || fail "the cluster's PreemptMode is not REQUEUE"
+pm=$(scontrol show config | sed -n 's/^PreemptMode *= *//p')
+[[ $pm == REQUEUE ]] || fail "the cluster's PreemptMode is '$pm', the test expects REQUEUE (scripts/cluster's)"
 l=$(sub gfa1 teama low 8 60 -w gpu1)
 wait_state "$l" RUNNING 20 || fail "teama's low job $l did not start"
 h=$(preempt plain-requeue "$l")
