@@ -210,7 +210,8 @@ PYEOF
   if ! kill -0 "$LOAD_PID" 2>/dev/null; then start_load; fi
 done
 
-# State file deleted.
+# State file deleted. (grep reads the whole log here, not grep -q: with
+# pipefail, tail killed by SIGPIPE after an early match fails the check.)
 say "restart with the state file deleted"
 pid=$(ctld_pid); kill -KILL "$pid"; sleep 1
 rm -f "$STATE"
@@ -219,7 +220,7 @@ mark=$(wc -l <"$RUN/log/slurmctld.log")
 t_up=$(date +%s)
 deleted=FAILED
 if wait_state_file $((t_up - 1)) 30 && "$GSHOW" --json --conf "$SLURM_CONF" "$STATE" >"$OUT/deleted.json" 2>&1 &&
-   tail -n +"$((mark + 1))" "$RUN/log/slurmctld.log" | grep -q "no state file"; then
+   tail -n +"$((mark + 1))" "$RUN/log/slurmctld.log" | grep "no state file" >/dev/null; then
   deleted=ok
 fi
 say "state file deleted: $deleted"
@@ -235,7 +236,7 @@ t_up=$(date +%s)
 garbage=FAILED
 aside=$(ls "$STATE".corrupt-* 2>/dev/null | head -1 || true)
 if wait_state_file $((t_up - 1)) 30 && "$GSHOW" --json --conf "$SLURM_CONF" "$STATE" >"$OUT/garbage-after.json" 2>&1 &&
-   tail -n +"$((mark + 1))" "$RUN/log/slurmctld.log" | grep -q "CORRUPT state file" && [[ -n $aside ]] && cmp -s "$aside" "$OUT/garbage.state"; then
+   tail -n +"$((mark + 1))" "$RUN/log/slurmctld.log" | grep "CORRUPT state file" >/dev/null && [[ -n $aside ]] && cmp -s "$aside" "$OUT/garbage.state"; then
   garbage=ok
 fi
 say "garbage state file: $garbage (kept aside as ${aside:-nothing})"

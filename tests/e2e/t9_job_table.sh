@@ -61,7 +61,7 @@ scontrol requeue "$fin" || fail "scontrol requeue $fin (completed) failed"
 st=$(state_of "$fin")
 [[ $st == PENDING || $st == RUNNING ]] || fail "requeued job $fin is '$st', expected PENDING or RUNNING"
 wait_walks 1 30 || fail "no job_list walk within 30 s"
-since | grep -q "job table had missed (first JobId=$fin)" \
+since | grep "job table had missed (first JobId=$fin)" >/dev/null \
   || fail "the walk did not report the requeued finished job $fin as missed"
 ok "the periodic walk caught the requeued finished job $fin: $(since | grep -o 'found [0-9]* live job.*' | tail -1)"
 clear_queue
