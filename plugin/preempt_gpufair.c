@@ -14,8 +14,8 @@
  *    - gpufair_preempt_allowed() may refuse a preemption that would be bait,
  *    - and across teams, whatever Slurm's rule says, the core's reclaim
  *      rule may let a job of a team below its entitlement requeue a job of
- *      no higher QOS priority (partition tier) of a team over its own
- *      (_reclaim_allowed).
+ *      no higher in-team rank of a team over its own, or any team's job a
+ *      scavenger (_reclaim_allowed).
  *  Without priority/gpufair (no shared engine) it is preempt/qos plus the
  *  same-team rule, with the team at the top level below root. Real
  *  preemptions are reported to the core in preempt_record.c.
@@ -180,18 +180,19 @@ static inline bool _slurm_allows(const gf_preempt_conf_t *c,
 
 /*
  * Reclaim (design.md), for a pair Slurm's rule refuses: a job of a team
- * below its entitlement may requeue a running job of no higher QOS
- * priority (partition tier) of a team over its own, whatever Slurm's rule
- * says. One relaxed atomic load says whether any team qualifies this
- * cycle; usually none does. Out of line, as _same_team_and_core().
+ * below its entitlement may requeue a running job of no higher in-team
+ * rank of a team over its own, and any job a scavenger, whatever Slurm's
+ * rule says. The ranks are the core's to compare (a scavenger's rank does
+ * not count), so there is no rank test here. One relaxed atomic load says
+ * whether any team qualifies this cycle; usually none does. Out of line,
+ * as _same_team_and_core().
  */
 static __attribute__((noinline)) bool _reclaim(gpufair_engine_t *e,
 					       const gf_preempt_conf_t *c,
 					       job_record_t *preemptee,
 					       job_record_t *preemptor)
 {
-	if (!e || !gpufair_reclaim_possible(e) || !_running(preemptee) ||
-	    !gf_preempt_not_above(c->rules, preemptee, preemptor))
+	if (!e || !gpufair_reclaim_possible(e) || !_running(preemptee))
 		return false;
 	return _reclaim_allowed(e, c, preemptee, preemptor);
 }

@@ -144,12 +144,3 @@ extern uint32_t gf_preempt_prio(const gf_preempt_rules_t *r,
 	return ((order >= 0xffff) ? 0xffffu : order) << 16 |
 	       ((job->node_cnt >= 0xffff) ? 0xffffu : job->node_cnt);
 }
-
-extern bool gf_preempt_not_above(const gf_preempt_rules_t *r,
-				 const job_record_t *victim,
-				 const job_record_t *reclaimer)
-{
-	uint32_t v, o;
-
-	return r->order(victim, &v) && r->order(reclaimer, &o) && v <= o;
-}

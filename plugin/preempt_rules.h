@@ -36,8 +36,8 @@ typedef struct {
 	bool (*queue_check)(job_queue_rec_t *preemptor,
 			    job_queue_rec_t *preemptee);
 	/* What orders jobs for this rule (QOS Priority, PriorityTier): the
-	 * candidates' order, and a reclaim's victim may not be above its
-	 * reclaimer. false when a job has none (no QOS, no partition). */
+	 * candidates' order (PREEMPT_DATA_PRIO). false when a job has none
+	 * (no QOS, no partition). */
 	bool (*order)(const job_record_t *job, uint32_t *out);
 	uint16_t (*mode)(const job_record_t *job);        /* PreemptMode */
 	uint32_t (*grace_time)(const job_record_t *job);  /* GraceTime */
@@ -55,11 +55,6 @@ extern const gf_preempt_rules_t *gf_preempt_rules(int rank_by);
 extern uint32_t gf_preempt_prio(const gf_preempt_rules_t *r,
 				const job_record_t *job);
 
-/* A reclaim's victim may be of no higher order than its reclaimer; false
- * when either has none. */
-extern bool gf_preempt_not_above(const gf_preempt_rules_t *r,
-				 const job_record_t *victim,
-				 const job_record_t *reclaimer);
 
 /* preempt/qos's test (gf_rules_qos.preemptable), inline for
  * preempt/gpufair's hot path: the preemptor's QOS lists the victim's in

@@ -62,7 +62,7 @@ PriorityInput GpufairPolicy::input(const SimJob& job) const {
   in.team = account_team_[static_cast<size_t>(job.account)];
   in.gpus = job.gpus;
   in.eligible = job.eligible + kEpoch;
-  in.qos_norm = job.rank > 0 ? 1.0 : 0.0;
+  in.qos_norm = static_cast<double>(job.rank) / kRankHigh;
   return in;
 }
 

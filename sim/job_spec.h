@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpufair/time.h"
@@ -15,10 +17,22 @@ namespace gpufair::sim {
 // Ground truth for scoring the bait detector (trace column `label`).
 enum class Label : std::uint8_t { kNone, kHonest, kBait };
 
-// In-team rank from the trace's `qos` column: `high` may preempt `low` of the
-// same team (the problem statement's rule).
+// In-team rank from the trace's `qos` column: a higher QOS may preempt a
+// lower one of the same team (the problem statement's rule). `mid` is a
+// QOS between the two (a site with three: a gamer may keep its placeholders
+// at mid, above the other teams' usual low).
 inline constexpr int kRankLow = 0;
-inline constexpr int kRankHigh = 1;
+inline constexpr int kRankMid = 1;
+inline constexpr int kRankHigh = 2;
+
+// The QOS name of a rank and back (nullopt: not low, mid or high).
+inline const char* qos_name(int rank) { return rank >= kRankHigh ? "high" : rank == kRankMid ? "mid" : "low"; }
+inline std::optional<int> rank_of_qos(std::string_view s) {
+  if (s == "low") return kRankLow;
+  if (s == "mid") return kRankMid;
+  if (s == "high") return kRankHigh;
+  return std::nullopt;
+}
 
 struct JobSpec {
   TimePoint submit = 0;

@@ -59,7 +59,7 @@ std::uint64_t MultifactorPolicy::priority(const SimJob& job, TimePoint now) cons
   double size = std::min(1.0, job.gpus / cluster_gpus_);
   if (config_.favor_small) size = 1.0 - size;
   const double fs = teams_[static_cast<size_t>(job.team)].fairshare;
-  const double prio = w.age * age + w.fairshare * fs + w.job_size * size + w.qos * job.rank;
+  const double prio = w.age * age + w.fairshare * fs + w.job_size * size + w.qos * job.rank / kRankHigh;
   // Slurm truncates the weighted sum to a uint32 and keeps 0 for held jobs.
   return std::clamp<std::uint64_t>(static_cast<std::uint64_t>(prio), 1, 0xFFFFFFFEull);
 }

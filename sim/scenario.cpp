@@ -221,8 +221,9 @@ void generate_workload(const ScenarioReader& r, const YamlNode& w, const std::st
   int rank = kRankLow;
   if (const auto* q = w.find("qos")) {
     const auto s = lower(r.scalar(*q, "qos"));
-    if (s == "high") rank = kRankHigh;
-    else if (s != "low") r.fail(*q, "qos '" + s + "' is not low or high");
+    const auto qos_rank = rank_of_qos(s);
+    if (!qos_rank) r.fail(*q, "qos '" + s + "' is not low, mid or high");
+    rank = *qos_rank;
   }
   Label label = placeholder ? Label::kBait : Label::kHonest;
   if (const auto* l = w.find("label")) {

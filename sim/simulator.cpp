@@ -562,21 +562,18 @@ bool Simulator::try_preempt(std::uint32_t slot, TimePoint now) {
 bool Simulator::try_reclaim(std::uint32_t slot, TimePoint now) {
   const SimJob& j = job(slot);
   if (!policy_->may_reclaim(j, now)) return false;
-  // Victims: other teams' jobs of a rank no higher than the reclaimer's,
-  // lowest rank first, youngest first, while the policy agrees (it stops a
-  // team at its entitlement).
+  // Victims: other teams' jobs, lowest rank first, youngest first, while
+  // the policy agrees. Within a rank the first refusal ends the walk (the
+  // team is at its entitlement, or its older jobs are no scavengers); the
+  // next rank is still asked, as a scavenger of any rank may be taken.
   VictimSet vs = victim_set_for(j);
   for (std::int32_t t = 0; t < static_cast<std::int32_t>(teams_.size()) && !vs.enough; ++t) {
     if (t == j.team) continue;
     const TeamRun& vt = team(t);
-    bool team_done = false;
-    for (int r = 0; r <= j.rank && !vs.enough && !team_done; ++r) {
+    for (int r = 0; r <= kMaxRank && !vs.enough; ++r) {
       for (const auto& rk : vt.running[static_cast<size_t>(r)]) {
         const double taken = taken_of_team_[static_cast<size_t>(t)];
-        if (!policy_->allow_reclaim(j, job(rk.slot), now, taken).allowed) {
-          team_done = true;  // the team is at its entitlement, or not reclaimable
-          break;
-        }
+        if (!policy_->allow_reclaim(j, job(rk.slot), now, taken).allowed) break;
         if (add_victim(vs, j, rk.slot)) break;
       }
     }

@@ -143,10 +143,13 @@ class CsvTraceSource final : public JobSource {
     }
     const auto qos = lower(std::string(field(col_.qos)));
     int rank = kRankLow;
-    if (qos == "high") rank = kRankHigh;
-    else if (!qos.empty() && qos != "low") {
-      reason = "qos '" + qos + "' is not low or high";
-      return false;
+    if (!qos.empty()) {
+      const auto qos_rank = rank_of_qos(qos);
+      if (!qos_rank) {
+        reason = "qos '" + qos + "' is not low, mid or high";
+        return false;
+      }
+      rank = *qos_rank;
     }
     const auto label = lower(std::string(field(col_.label)));
     Label lab = Label::kNone;
@@ -197,7 +200,7 @@ void TraceWriter::write(TimePoint submit, const std::string& account, const std:
                         int gpus, Seconds runtime, int rank, Label label) {
   std::fprintf(out_, "%lld,%s,%s,%d,%lld,%s", static_cast<long long>(submit),
                csv_escape(account).c_str(), csv_escape(user).c_str(), gpus,
-               static_cast<long long>(runtime), rank > kRankLow ? "high" : "low");
+               static_cast<long long>(runtime), qos_name(rank));
   if (with_label_)
     std::fprintf(out_, ",%s", label == Label::kBait ? "bait" : label == Label::kHonest ? "honest" : "");
   std::fputc('\n', out_);

@@ -676,11 +676,16 @@ struct Engine::Impl {
     if (would_scavenge(r, reclaimer, now))
       return "the reclaiming job would run as a scavenger (its team preempted its own jobs within "
              "scavenger_window)";
+    // A scavenger is open to every other team's job, whatever its rank:
+    // ranks order a team's own jobs, and a placeholder kept at a middle QOS,
+    // above the others' usual one, must not be out of their reach
+    // (adversarial/middle-rank-bait).
     if (is_scavenger(v, victim, now)) {
-      if (victim.rank > reclaimer.rank) return "the scavenger outranks the reclaiming job";
       if (scavenger) *scavenger = true;
       return "";
     }
+    if (victim.rank > reclaimer.rank)
+      return "the victim outranks the reclaiming job (only a scavenger may be taken by a lower rank)";
     if (r.held_gpus + reclaimer.gpus > entitled_gpus(r) + 1e-9)
       return "the reclaiming team would exceed its entitlement";
     if (v.held_gpus - taken <= entitled_gpus(v) + 1e-9) return "the victim's team is not over its entitlement";

@@ -131,7 +131,7 @@ struct JumpConfig {
   // scavenger_window: after a team displaces one of its own jobs by a
   // higher-rank one, its lower-rank jobs that start within this long of its
   // latest such preemption are scavengers until they have run bait_young
-  // (design.md, "Scavengers"): any other team's job of at least their rank
+  // (design.md, "Scavengers"): any other team's job, whatever its rank,
   // may requeue them, whatever the entitlements; the team's own jumps onto
   // them are free; and, while it lasts, the team's lower-rank jobs may not
   // reclaim. 0 = off. One day, the detector's window: a team that preempts

@@ -178,15 +178,6 @@ static void test_partition_rule(void)
 	j.node_cnt = 70000;
 	CHECK(gf_preempt_prio(r, &j) == ((10u << 16) | 0xffff), "node count clamps");
 
-	/* lo: the lower tier but the higher QOS Priority. */
-	job_record_t lo = _job(41, &alice, &batch, &q_low, JOB_RUNNING);
-	job_record_t hi = _job(42, &bob, &urgent, &q_high, JOB_PENDING);
-	CHECK(gf_preempt_not_above(r, &lo, &hi) &&
-	      !gf_preempt_not_above(r, &hi, &lo),
-	      "a reclaim's victim may not be above its reclaimer: by tier");
-	CHECK(!gf_preempt_not_above(&gf_rules_qos, &lo, &hi) &&
-	      gf_preempt_not_above(&gf_rules_qos, &hi, &lo),
-	      "...and by QOS Priority under preempt_by=qos");
 }
 
 static gpufair_engine_t *_engine(const char *params)

@@ -63,7 +63,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadRow{"10,5,a,,1,low,", "user is empty"},
                       BadRow{"10,5,te\x01" "am,u,1,low,", "account contains a control character"},
                       BadRow{"10,5,a,b\x7f" "ob,1,low,", "user contains a control character"},
-                      BadRow{"10,5,a,u,1,urgent,", "qos 'urgent' is not low or high"},
+                      BadRow{"10,5,a,u,1,urgent,", "qos 'urgent' is not low, mid or high"},
                       BadRow{"10,5,a,u,1,low,maybe", "label 'maybe'"},
                       BadRow{"10,5", "has 2 fields"}));
 
