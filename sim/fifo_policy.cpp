@@ -1,7 +1,7 @@
 // fifo: the situation the problem statement starts from. One global queue in
 // submit order; a `high` job may preempt a `low` job of its own team whenever
-// it likes (preempt/qos restricted to the team). Nothing is charged, nothing
-// is judged.
+// it likes (preempt/qos restricted to the team; with preempt_scope=any, of
+// any team). Nothing is charged, nothing is judged.
 #include "policies.h"
 
 namespace gpufair::sim {
@@ -16,8 +16,8 @@ std::uint64_t FifoPolicy::priority(const SimJob&, TimePoint) const {
 
 PreemptVerdict FifoPolicy::allow_preemption(const SimJob& preemptor, const SimJob& victim,
                                             TimePoint) const {
-  if (preemptor.team != victim.team) return {false, false, "different teams"};
-  return {true, false, "same team, higher rank"};
+  if (preemptor.team != victim.team && !any_team_) return {false, false, "different teams"};
+  return {true, false, "higher rank"};
 }
 
 RecordedPreemption FifoPolicy::record_preemption(const SimJob&, const SimJob&, TimePoint) {

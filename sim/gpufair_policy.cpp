@@ -10,7 +10,8 @@ namespace gpufair::sim {
 GpufairPolicy::GpufairPolicy(const Config& config)
     : engine_(config),
       team_level_(config.team_level),
-      reclaims_(config.jump.reclaim != Reclaim::kOff && config.preempt_scope == PreemptScope::kTeam) {}
+      reclaims_(config.jump.reclaim != Reclaim::kOff && config.preempt_scope == PreemptScope::kTeam),
+      any_team_(config.preempt_scope == PreemptScope::kAny) {}
 
 void GpufairPolicy::add_account(std::int32_t account, const std::string& path, std::int32_t team,
                                 double shares) {

@@ -66,8 +66,8 @@ std::uint64_t MultifactorPolicy::priority(const SimJob& job, TimePoint now) cons
 
 PreemptVerdict MultifactorPolicy::allow_preemption(const SimJob& preemptor, const SimJob& victim,
                                                    TimePoint) const {
-  if (preemptor.team != victim.team) return {false, false, "different teams"};
-  return {true, false, "same team, higher QOS"};
+  if (preemptor.team != victim.team && !preempts_across_teams()) return {false, false, "different teams"};
+  return {true, false, "higher QOS"};
 }
 
 RecordedPreemption MultifactorPolicy::record_preemption(const SimJob&, const SimJob&, TimePoint) {

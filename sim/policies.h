@@ -12,6 +12,7 @@ namespace gpufair::sim {
 
 class FifoPolicy final : public SchedPolicy {
  public:
+  explicit FifoPolicy(bool any_team) : any_team_(any_team) {}
   std::string name() const override { return "fifo"; }
   void add_account(std::int32_t account, const std::string& path, std::int32_t team,
                    double shares) override;
@@ -28,7 +29,11 @@ class FifoPolicy final : public SchedPolicy {
                                   TimePoint now) const override;
   RecordedPreemption record_preemption(const SimJob& preemptor, const SimJob& victim,
                                        TimePoint now) override;
+  bool preempts_across_teams() const override { return any_team_; }
   PolicyTeamState team_state(std::int32_t, TimePoint) const override { return {}; }
+
+ private:
+  bool any_team_;
 };
 
 // Slurm's priority/multifactor with the classic (non-Fair-Tree) fair share,
@@ -55,6 +60,7 @@ class MultifactorPolicy final : public SchedPolicy {
                                   TimePoint now) const override;
   RecordedPreemption record_preemption(const SimJob& preemptor, const SimJob& victim,
                                        TimePoint now) override;
+  bool preempts_across_teams() const override { return config_.preempt_scope == PreemptScope::kAny; }
   PolicyTeamState team_state(std::int32_t team, TimePoint now) const override;
 
  private:
@@ -101,6 +107,7 @@ class GpufairPolicy final : public SchedPolicy {
   bool may_reclaim(const SimJob& reclaimer, TimePoint now) const override;
   PreemptVerdict allow_reclaim(const SimJob& reclaimer, const SimJob& victim, TimePoint now,
                                double taken) const override;
+  bool preempts_across_teams() const override { return any_team_; }
   PolicyTeamState team_state(std::int32_t team, TimePoint now) const override;
 
   const Engine& engine() const { return engine_; }
@@ -117,6 +124,7 @@ class GpufairPolicy final : public SchedPolicy {
   Engine engine_;
   int team_level_;
   bool reclaims_;
+  bool any_team_;
   mutable std::vector<PriorityInput> batch_in_;   // scratch for priorities()
   mutable std::vector<std::uint32_t> batch_out_;
   std::vector<JobRef> batch_refs_;  // scratch for observe_pending_all()

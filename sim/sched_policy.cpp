@@ -5,7 +5,7 @@
 namespace gpufair::sim {
 
 std::unique_ptr<SchedPolicy> make_policy(const std::string& policy, const Config& config) {
-  if (policy == "fifo") return std::make_unique<FifoPolicy>();
+  if (policy == "fifo") return std::make_unique<FifoPolicy>(config.preempt_scope == PreemptScope::kAny);
   if (policy == "multifactor") return std::make_unique<MultifactorPolicy>(config);
   if (policy == "gpufair") return std::make_unique<GpufairPolicy>(config);
   throw std::invalid_argument("unknown policy '" + policy + "' (accepted: fifo, multifactor, gpufair)");

@@ -78,6 +78,9 @@ class SchedPolicy {
                                           TimePoint now) const = 0;
   virtual RecordedPreemption record_preemption(const SimJob& preemptor, const SimJob& victim,
                                                TimePoint now) = 0;
+  // preempt_scope=any: a job may preempt lower-rank jobs of every team (the
+  // site lets preempt/qos work across teams), not only its own team's.
+  virtual bool preempts_across_teams() const = 0;
 
   // Reclaim across teams (design.md, "Reclaim"): whether the policy ever
   // lets a pending job requeue another team's running job, and whether it

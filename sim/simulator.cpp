@@ -170,6 +170,7 @@ class Simulator {
   std::vector<std::int32_t> freed_on_node_;
   std::vector<double> taken_of_team_;
   std::vector<std::int32_t> freed_touched_, taken_touched_;
+  std::vector<std::int32_t> candidate_teams_;  // try_preempt: whose jobs it may preempt
   std::vector<const SimJob*> batch_jobs_;  // scratch for the per-cycle priority pass
   std::vector<PendKey> batch_keys_, sort_scratch_;
   std::vector<std::uint64_t> batch_prio_;
@@ -527,30 +528,43 @@ bool Simulator::try_preempt(std::uint32_t slot, TimePoint now) {
   if (j.preempt_try == stamp) return false;
   j.preempt_try = 0;
   if (pool_.fits(j.gpus)) return false;  // not a preemption: the scheduler's business
+  // The teams whose jobs it may preempt: its own, or with preempt_scope=any
+  // every team (its own first).
+  const bool any_team = policy_->preempts_across_teams();
+  candidate_teams_.assign(1, j.team);
+  if (any_team)
+    for (std::int32_t t = 0; t < static_cast<std::int32_t>(teams_.size()); ++t)
+      if (t != j.team) candidate_teams_.push_back(t);
   std::int64_t lower = 0;
-  for (int r = 0; r < j.rank; ++r) lower += tr.running_gpus[static_cast<size_t>(r)];
+  for (const auto t : candidate_teams_)
+    for (int r = 0; r < j.rank; ++r) lower += team(t).running_gpus[static_cast<size_t>(r)];
   if (lower + pool_.free() < j.gpus) return false;
 
   // Collect victims, lowest rank first, youngest first, until the job fits.
   VictimSet vs = victim_set_for(j);
   bool refused_any = false;
   for (int r = 0; r < j.rank && !vs.enough; ++r) {
-    for (const auto& rk : tr.running[static_cast<size_t>(r)]) {
-      auto& v = job(rk.slot);
-      const auto verdict = policy_->allow_preemption(j, v, now);
-      if (judges_bait_) v.involved = true;
-      if (!verdict.allowed) {
-        if (verdict.judged_bait) v.judged_bait = true;
-        if (!v.refused) ++tr.result.preemptions_refused;  // count each victim once
-        v.refused = true;
-        refused_any = true;
-        continue;
+    for (const auto t : candidate_teams_) {
+      for (const auto& rk : team(t).running[static_cast<size_t>(r)]) {
+        auto& v = job(rk.slot);
+        const auto verdict = policy_->allow_preemption(j, v, now);
+        if (judges_bait_) v.involved = true;
+        if (!verdict.allowed) {
+          if (verdict.judged_bait) v.judged_bait = true;
+          if (!v.refused) ++tr.result.preemptions_refused;  // count each victim once
+          v.refused = true;
+          refused_any = true;
+          continue;
+        }
+        if (add_victim(vs, j, rk.slot)) break;
       }
-      if (add_victim(vs, j, rk.slot)) break;
+      if (vs.enough) break;
     }
   }
   if (!vs.enough) {
-    if (refused_any) j.preempt_try = stamp;  // only a new cycle or a team change helps
+    // Only a new cycle or a change of the team's jobs helps (with other
+    // teams' victims too, any change: no caching then).
+    if (refused_any && !any_team) j.preempt_try = stamp;
     return false;
   }
   last_free_use_ = free_gpus_used(j, vs);

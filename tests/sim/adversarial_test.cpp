@@ -60,6 +60,12 @@ const Strategy kStrategies[] = {
     // other teams' jobs: closed only since a scavenger may be taken by a job
     // of any rank (before: harm p50 2.6-10.6 on these seeds).
     {"middle-rank-bait", true, true, true},
+    // preempt_scope=any: team A's placeholders are team B's victims. B's
+    // urgent jobs start at once with or without them (any team's low job is
+    // a victim), so gaming pays at p90 only where FIFO's queue kept them
+    // waiting (17 of 20 seeds, not all 5 here); harm open under every
+    // policy: the placeholders are a load on the cluster, A's share wasted.
+    {"colluding-teams", false, true, false},
 };
 
 std::string adversarial(const char* name) { return std::string("adversarial/") + name; }
