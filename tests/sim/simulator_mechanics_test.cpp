@@ -110,6 +110,22 @@ TEST(Mechanics, AScavengerIsReclaimedByTheBlockedHead) {
   EXPECT_GT(team(off, "b").waits[0], 9000);
 }
 
+// Ranks order a team's own jobs: a placeholder kept at a middle QOS, above
+// the other teams' low, is still taken by their low job.
+TEST(Mechanics, AMiddleRankScavengerIsReclaimedByALowJob) {
+  const std::string csv = std::string(kHeader) +
+                          "0,a,ua,4,10000,mid\n"
+                          "0,a,ua,4,10000,mid\n"
+                          "10,a,ua,4,100,high\n"
+                          "20,a,ua,4,10000,mid\n"
+                          "200,b,ub,4,100,low\n";
+  const auto r = run_trace(csv, "gpufair", flat(8));
+  EXPECT_EQ(team(r, "a").preemptions_caused, 1u);  // high onto mid: a jump
+  EXPECT_EQ(team(r, "b").waits[0], 0);
+  EXPECT_EQ(team(r, "b").reclaims_made, 1u);
+  EXPECT_EQ(team(r, "a").reclaimed_from, 1u);
+}
+
 TEST(Mechanics, NeverPreemptsAnotherTeam) {
   const std::string csv = std::string(kHeader) +
                           "0,a,ua,8,100,low\n"
@@ -118,6 +134,27 @@ TEST(Mechanics, NeverPreemptsAnotherTeam) {
     const auto r = run_trace(csv, policy, flat(8));
     EXPECT_EQ(r.preemptions, 0u) << policy;
     EXPECT_EQ(team(r, "b").high_waits[0], 99) << policy;
+  }
+}
+
+// preempt_scope=any: a higher rank preempts a lower one of any team, its
+// own team's jobs first.
+TEST(Mechanics, PreemptScopeAnyPreemptsEveryTeamOwnFirst) {
+  const std::string other = std::string(kHeader) +
+                            "0,a,ua,8,100,low\n"
+                            "1,b,ub,8,50,high\n";
+  const std::string own = std::string(kHeader) +
+                          "0,a,ua,4,100,low\n"
+                          "1,b,ub,4,100,low\n"
+                          "2,b,ub,4,50,high\n";
+  for (const char* policy : {"fifo", "multifactor", "gpufair"}) {
+    const auto r = run_trace(other, policy, flat(8), "preempt_scope=any");
+    EXPECT_EQ(r.preemptions, 1u) << policy;
+    EXPECT_EQ(team(r, "b").high_waits[0], 0) << policy;
+    EXPECT_EQ(team(r, "a").preemptions_suffered, 1u) << policy;
+    const auto o = run_trace(own, policy, flat(8), "preempt_scope=any");
+    EXPECT_EQ(team(o, "b").preemptions_suffered, 1u) << policy;
+    EXPECT_EQ(team(o, "a").preemptions_suffered, 0u) << policy;
   }
 }
 
