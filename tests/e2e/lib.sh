@@ -71,17 +71,21 @@ GSHOW=gpufair-show
 [[ -n ${GPUFAIR_BUILD_DIR:-} && -x $GPUFAIR_BUILD_DIR/tools/gpufair-show ]] && GSHOW=$GPUFAIR_BUILD_DIR/tools/gpufair-show
 gshow_json() { "$GSHOW" --json --conf "$SLURM_CONF" "$@"; }
 
-# wait_no_scavenger_episode TIMEOUT_S: until no team is in a scavenger
-# episode (design.md, "Scavengers"). An earlier test's in-team preemption
-# starts one (scavenger_window, 144 s at story scale), and while it lasts
-# that team's new lower-rank jobs may be reclaimed by any other team: a test
-# of the plain fair-share order must not start inside one.
+# wait_no_scavenger_episode TIMEOUT_S [TEAM...]: until no team (or none of
+# these) is in a scavenger episode (design.md, "Scavengers"). An earlier
+# test's in-team preemption starts one (scavenger_window, 144 s at story
+# scale), and while it lasts that team's new lower-rank jobs may be
+# reclaimed by any other team, and may not reclaim themselves: a test of the
+# plain fair-share order must not start inside one.
 wait_no_scavenger_episode() {
-  local i until
-  for ((i = 0; i < $1; i++)); do
+  local i until timeout=$1
+  shift
+  for ((i = 0; i < timeout; i++)); do
     until=$(gshow_json | "$PY" -c '
 import json, sys
-print(max([t.get("scavenger_until", 0) for t in json.load(sys.stdin)["teams"]] + [0]))')
+teams = set(sys.argv[1:])
+print(max([t.get("scavenger_until", 0) for t in json.load(sys.stdin)["teams"]
+           if not teams or t["name"] in teams] + [0]))' "$@")
     ((until <= $(date +%s))) && return 0
     sleep 1
   done

@@ -38,9 +38,9 @@ trap restore EXIT
 # and a gpufair cycle (2 s) reads the new relation into the ranks.
 sleep 3
 
-# Only jobs of teams in no episode may reclaim: t16's in-team preemptions
-# began some.
-wait_no_scavenger_episode 200 || fail "a scavenger episode is still on after 200 s"
+# Only a job of a team in no episode may reclaim: teamb's (an episode of
+# teama's, from an earlier test, changes nothing here).
+wait_no_scavenger_episode 200 teamb || fail "teamb's scavenger episode is still on after 200 s"
 
 b=("$(sub gfb1 teamb normal 8 150 -w gpu1)" "$(sub gfb1 teamb normal 8 150 -w gpu2)")
 bshort=$(sub gfb1 teamb normal 8 15 -w gpu3)
