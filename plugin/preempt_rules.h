@@ -55,7 +55,6 @@ extern const gf_preempt_rules_t *gf_preempt_rules(int rank_by);
 extern uint32_t gf_preempt_prio(const gf_preempt_rules_t *r,
 				const job_record_t *job);
 
-
 /* preempt/qos's test (gf_rules_qos.preemptable), inline for
  * preempt/gpufair's hot path: the preemptor's QOS lists the victim's in
  * Preempt=, or both have one QOS with PreemptMode WITHIN and the
