@@ -33,6 +33,8 @@ std::optional<Counterfactual> compare_counterfactual(const RunResult& gaming, co
   Counterfactual c;
   c.policy = gaming.policy;
   c.gaming_team = gaming.gaming_team;
+  const double span = static_cast<double>(gaming.end - gaming.measure_from);
+  c.over_entitlement_time = span > 0 ? gaming.over_entitlement_s / span : 0;
   for (const auto& g : gaming.teams) {
     const TeamResult* h = find_team(honest, g.name);
     TeamCounterfactual t;
@@ -48,6 +50,7 @@ std::optional<Counterfactual> compare_counterfactual(const RunResult& gaming, co
       t.share_honest = h->gpu_hour_share;
     }
     if (t.gaming) {
+      c.gamer_over_entitlement_gpu_hours = g.over_entitlement_gpu_s / 3600.0;
       t.ratio_p50 = floored(t.wait_p50_honest) / floored(t.wait_p50_gaming);
       t.ratio_p90 = floored(t.wait_p90_honest) / floored(t.wait_p90_gaming);
       c.gain_p50 = t.ratio_p50;
@@ -89,6 +92,10 @@ void print_counterfactual(std::FILE* out, const std::vector<Counterfactual>& run
     std::fprintf(out, "%s: gain p50 %.2f p90 %.2f (> 1: gaming paid)%s; worst harm to another team p50 %.2f p90 %.2f\n",
                  c.policy.c_str(), c.gain_p50, c.gain_p90, gaming_did_not_pay(c) ? "" : " GAMING PAID",
                  c.worst_harm_p50, c.worst_harm_p90);
+    std::fprintf(out, "%s, gaming run: a team above %.2fx its entitlement while a team below had a fitting job waiting "
+                      "%.1f %% of the time (%s %.1f GPU-h above)\n",
+                 c.policy.c_str(), kOverEntitlement, 100 * c.over_entitlement_time, c.gaming_team.c_str(),
+                 c.gamer_over_entitlement_gpu_hours);
   }
 }
 
@@ -101,6 +108,8 @@ std::string counterfactual_json(const std::vector<Counterfactual>& runs, const s
          ", \"gain_p50\": " + num(c.gain_p50, 4) + ", \"gain_p90\": " + num(c.gain_p90, 4) +
          ", \"gaming_paid\": " + (gaming_did_not_pay(c) ? "false" : "true") +
          ", \"worst_harm_p50\": " + num(c.worst_harm_p50, 4) + ", \"worst_harm_p90\": " + num(c.worst_harm_p90, 4) +
+         ", \"over_entitlement_time\": " + num(c.over_entitlement_time, 4) +
+         ", \"gamer_over_entitlement_gpu_hours\": " + num(c.gamer_over_entitlement_gpu_hours, 2) +
          ", \"teams\": [";
     for (size_t k = 0; k < c.teams.size(); ++k) {
       const auto& t = c.teams[k];

@@ -32,6 +32,11 @@ struct TeamCounterfactual {
 struct Counterfactual {
   std::string policy, gaming_team;
   double gain_p50 = 1, gain_p90 = 1;  // the gaming team's
+  // In the gaming run: the share of the measured time some team held above
+  // kOverEntitlement x its entitlement while a team below its own had a
+  // fitting job waiting, and the gaming team's GPU-hours above that line.
+  double over_entitlement_time = 0;
+  double gamer_over_entitlement_gpu_hours = 0;
   double worst_harm_p50 = 1, worst_harm_p90 = 1;  // over the other teams
   std::vector<TeamCounterfactual> teams;
 };

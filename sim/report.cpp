@@ -57,6 +57,17 @@ const char* kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
 
 }  // namespace
 
+void print_over_entitlement(std::FILE* out, const RunResult& r) {
+  const double span = static_cast<double>(r.end - r.measure_from);
+  std::fprintf(out, "held above %.2fx entitlement while a team below its own had a fitting job waiting: %.1f %% of the time",
+               kOverEntitlement, span > 0 ? 100.0 * r.over_entitlement_s / span : 0.0);
+  for (const auto& t : r.teams)
+    if (t.over_entitlement_s > 0)
+      std::fprintf(out, "; %s %.1f GPU-h over %s", t.name.c_str(), t.over_entitlement_gpu_s / 3600.0,
+                   human_duration(t.over_entitlement_s).c_str());
+  std::fprintf(out, "\n");
+}
+
 void print_table(std::FILE* out, const RunResult& r, const std::string& title) {
   std::fprintf(out, "\n== %s — policy %s ==\n", title.c_str(), r.policy.c_str());
   std::fprintf(out, "%-14s %7s %9s %6s %6s %8s %8s %8s %8s %8s %6s %6s %6s %5s %7s %7s %5s %5s\n", "team", "jobs",
@@ -77,6 +88,7 @@ void print_table(std::FILE* out, const RunResult& r, const std::string& title) {
   std::fprintf(out, "GPU utilisation %.3f   Jain index (share-normalised GPU-hours) %.3f   jobs %llu   preemptions %llu\n",
                r.utilization, r.jain_index, static_cast<unsigned long long>(r.jobs),
                static_cast<unsigned long long>(r.preemptions));
+  print_over_entitlement(out, r);
   if (r.gaming_advantage)
     std::fprintf(out, "gaming advantage of %s: %.3f  (its high jobs' median wait %s / others' median wait %s)\n",
                  r.gaming_team.c_str(), *r.gaming_advantage, human_duration(r.gaming_high_wait_p50).c_str(),
@@ -157,11 +169,14 @@ std::string to_json(const RunResult& r, const std::string& scenario) {
          ", \"reclaimed_from\": " + std::to_string(t.reclaimed_from) +
          ", \"lost_gpu_hours\": " + json_num(t.lost_gpu_hours, 4) +
          ", \"reclaim_lost_gpu_hours\": " + json_num(t.reclaim_lost_gpu_hours, 4) +
+         ", \"over_entitlement_gpu_hours\": " + json_num(t.over_entitlement_gpu_s / 3600.0, 4) +
+         ", \"over_entitlement_hours\": " + json_num(t.over_entitlement_s / 3600.0, 4) +
          ", \"fairshare\": " + json_num(t.fairshare) + "}" + (i + 1 < r.teams.size() ? "," : "") + "\n";
   }
   j += "  ],\n";
   field("jain_index", json_num(r.jain_index));
   field("utilization", json_num(r.utilization));
+  field("over_entitlement_hours", json_num(r.over_entitlement_s / 3600.0, 4));
   field("gaming_team", r.gaming_team.empty() ? "null" : json_string(r.gaming_team));
   field("gaming_advantage", r.gaming_advantage ? json_num(*r.gaming_advantage) : "null");
   field("gaming_high_wait_p50_s", r.gaming_advantage ? json_num(r.gaming_high_wait_p50, 0) : "null");

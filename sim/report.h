@@ -21,6 +21,9 @@ inline constexpr const char* kGamingAdvantageDefinition =
 std::string json_string(const std::string& s);
 
 void print_table(std::FILE* out, const RunResult& r, const std::string& title);
+// One line: how long some team held above kOverEntitlement x its entitlement
+// while a team below its own had a fitting job waiting, and who.
+void print_over_entitlement(std::FILE* out, const RunResult& r);
 void print_comparison(std::FILE* out, const std::vector<RunResult>& runs);
 
 // JSON with one field per line; `wall_seconds` (the only field that differs

@@ -13,6 +13,10 @@
 
 namespace gpufair::sim {
 
+// The done criterion's tolerance: a team may hold up to 1.05x its
+// entitlement while a team below its own waits.
+inline constexpr double kOverEntitlement = 1.05;
+
 struct TeamResult {
   std::string name;
   double shares = 0;
@@ -32,6 +36,12 @@ struct TeamResult {
   std::uint64_t reclaims_made = 0, reclaimed_from = 0;  // cross-team reclaims
   double lost_gpu_hours = 0;          // work its preempted jobs lost (requeued or cancelled), in the window
   double reclaim_lost_gpu_hours = 0;  // ...of which to other teams' reclaims
+  // Held above kOverEntitlement x its entitlement while another team below
+  // its entitlement had a job waiting that would keep it within it (the
+  // moment a reclaim could act; design.md, "Reclaim"): GPU-seconds held
+  // above that line, and for how long. Integrated exactly between events.
+  double over_entitlement_gpu_s = 0;
+  double over_entitlement_s = 0;
   double penalty = 0;
   double fairshare = 0;         // effective factor at the end (multifactor, gpufair)
   std::vector<double> usage_series;  // GPU-seconds per series bucket
@@ -64,6 +74,9 @@ struct RunResult {
   double cpu_seconds = 0;     // CPU time of this process during the run (not deterministic)
   std::uint64_t jobs = 0, events = 0, preemptions = 0, rejected_jobs = 0, skipped_rows = 0;
   std::uint64_t cycles = 0;
+  // Time some team held above kOverEntitlement x its entitlement while a
+  // team below its own had a fitting job waiting (TeamResult above).
+  double over_entitlement_s = 0;
   Seconds series_bucket = 0;  // width of a usage_series bucket
   std::int32_t cluster_gpus = 0;
 };

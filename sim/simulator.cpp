@@ -48,6 +48,14 @@ struct TeamRun {
   std::array<std::int64_t, kMaxRank + 1> running_gpus{};
   std::uint64_t changes = 0;  // bumped when the team's running set changes
   std::uint64_t bait_labels = 0;
+  std::int64_t running_jobs = 0, pending_jobs = 0;  // pending: runnable now (held requeues excluded)
+  // Real work (not labelled bait) pending: GPUs -> jobs needing that many (> 0).
+  std::map<std::int32_t, std::int32_t> pending_gpu_sizes;
+  std::int64_t held_gpus() const {
+    std::int64_t g = 0;
+    for (auto x : running_gpus) g += x;
+    return g;
+  }
 };
 
 class Simulator {
@@ -110,6 +118,7 @@ class Simulator {
   void account_lost_work(const SimJob& job, TimePoint from, TimePoint to);
   void widen_series_to(TimePoint t);
   void tally_detector(const SimJob& job);
+  void measure_over_entitlement(TimePoint from, TimePoint to);
   void finish(TimePoint end);
 
   SimJob& job(std::uint32_t slot) { return jobs_[slot]; }
@@ -256,6 +265,9 @@ void Simulator::enqueue(std::uint32_t slot) {
   j.queue_epoch = k.epoch;
   if (j.gpus == 0) ++pending_gpuless_;
   if (j.rank > kRankLow) ++pending_ranked_;
+  auto& tr = team(j.team);
+  ++tr.pending_jobs;
+  if (j.gpus > 0 && j.label != Label::kBait) ++tr.pending_gpu_sizes[j.gpus];
 }
 
 void Simulator::dequeue(std::uint32_t slot) {
@@ -264,6 +276,12 @@ void Simulator::dequeue(std::uint32_t slot) {
   pending_.erase(k);
   if (j.gpus == 0) --pending_gpuless_;
   if (j.rank > kRankLow) --pending_ranked_;
+  auto& tr = team(j.team);
+  --tr.pending_jobs;
+  if (j.gpus > 0 && j.label != Label::kBait) {
+    const auto it = tr.pending_gpu_sizes.find(j.gpus);
+    if (--it->second == 0) tr.pending_gpu_sizes.erase(it);
+  }
 }
 
 void Simulator::start(std::uint32_t slot, TimePoint now, const std::vector<NodeShare>* placed) {
@@ -287,6 +305,7 @@ void Simulator::start(std::uint32_t slot, TimePoint now, const std::vector<NodeS
   }
   tr.running[static_cast<size_t>(j.rank)].insert({j.start, j.id, slot});
   tr.running_gpus[static_cast<size_t>(j.rank)] += j.gpus;
+  ++tr.running_jobs;
   ++tr.changes;
   ++changes_;
   running_by_end_.insert({now + j.runtime, slot});
@@ -301,6 +320,7 @@ void Simulator::stop(std::uint32_t slot, TimePoint now, bool completed) {
   auto& tr = team(j.team);
   tr.running[static_cast<size_t>(j.rank)].erase({j.start, j.id, slot});
   tr.running_gpus[static_cast<size_t>(j.rank)] -= j.gpus;
+  --tr.running_jobs;
   ++tr.changes;
   ++changes_;
   running_by_end_.erase({j.start + j.runtime, slot});
@@ -375,6 +395,46 @@ void Simulator::account_usage(const SimJob& j, TimePoint from, TimePoint to) {
 void Simulator::account_lost_work(const SimJob& j, TimePoint from, TimePoint to) {
   const TimePoint a = std::max(from, options_.measure_from);
   if (to > a) team(j.team).result.lost_gpu_hours += j.gpus * static_cast<double>(to - a) / 3600.0;
+}
+
+// The state between two events is constant, so this integrates it exactly.
+// Entitlement as the core computes it: cluster GPUs x shares over the
+// shares of the teams running something or with a runnable job. A team
+// "waits below" when its smallest pending GPU job of real work would keep it
+// within its entitlement and the GPUs the other teams hold above theirs
+// would cover that job: a reclaim could start it, GPU counts allowing
+// (placement on nodes aside).
+void Simulator::measure_over_entitlement(TimePoint from, TimePoint to) {
+  from = std::max(from, options_.measure_from);
+  if (to <= from) return;
+  double active_shares = 0;
+  for (const auto& tr : teams_)
+    if (tr.running_jobs > 0 || tr.pending_jobs > 0) active_shares += tr.result.shares;
+  if (active_shares <= 0) return;
+  const double per_share = static_cast<double>(options_.gpus) / active_shares;
+  double surplus = 0;  // GPUs held above entitlement, over all teams
+  for (const auto& tr : teams_)
+    surplus += std::max(0.0, static_cast<double>(tr.held_gpus()) - per_share * tr.result.shares);
+  bool below_waits = false;
+  for (const auto& tr : teams_) {
+    if (tr.pending_gpu_sizes.empty()) continue;
+    const auto smallest = static_cast<double>(tr.pending_gpu_sizes.begin()->first);
+    if (static_cast<double>(tr.held_gpus()) + smallest <= per_share * tr.result.shares && smallest <= surplus) {
+      below_waits = true;
+      break;
+    }
+  }
+  if (!below_waits) return;
+  const auto dt = static_cast<double>(to - from);
+  bool any = false;
+  for (auto& tr : teams_) {
+    const double over = static_cast<double>(tr.held_gpus()) - kOverEntitlement * per_share * tr.result.shares;
+    if (over <= 0) continue;
+    tr.result.over_entitlement_gpu_s += over * dt;
+    tr.result.over_entitlement_s += dt;
+    any = true;
+  }
+  if (any) result_.over_entitlement_s += dt;
 }
 
 // Requeued victims whose begin time has come are pending again.
@@ -844,9 +904,11 @@ RunResult Simulator::run() {
     if (options_.backfill && changed_ && !pending_.empty()) t = std::min(t, std::max(next_backfill_, now));
     if (!busy && !have_spec_) t = options_.horizon;  // nothing left: jump to the end
     if (options_.horizon > 0 && t >= options_.horizon) {
+      measure_over_entitlement(now, options_.horizon);
       now = options_.horizon;
       break;
     }
+    measure_over_entitlement(now, t);
     now = t;
     // 1. Jobs that end now.
     while (!ends_.empty() && ends_.top().time == now) {

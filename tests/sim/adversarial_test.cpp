@@ -34,6 +34,7 @@ struct Strategy {
   bool pays_under_fifo;  // the strategy is an exploit on the story's cluster
   bool gain_closed;      // design.md claims gpufair takes the gain away
   bool harm_closed;      // ...and the harm to the other teams
+  bool reclaims = true;  // reclaim can act (not under preempt_scope=any)
 };
 
 const Strategy kStrategies[] = {
@@ -65,7 +66,7 @@ const Strategy kStrategies[] = {
     // a victim), so gaming pays at p90 only where FIFO's queue kept them
     // waiting (17 of 20 seeds, not all 5 here); harm open under every
     // policy: the placeholders are a load on the cluster, A's share wasted.
-    {"colluding-teams", false, true, false},
+    {"colluding-teams", false, true, false, false},
 };
 
 std::string adversarial(const char* name) { return std::string("adversarial/") + name; }
@@ -80,18 +81,25 @@ class Adversarial : public ::testing::TestWithParam<Strategy> {};
 
 TEST_P(Adversarial, JudgedByTheCounterfactual) {
   const Strategy& s = GetParam();
-  int fifo_paid = 0;
+  int fifo_paid = 0, all_not_lower = 0;
   std::vector<double> gain50, gain90, harm50, null_gain90, null_harm50;
   for (const auto seed : kSeeds) {
     const auto fifo = run_counterfactual(adversarial(s.name), "fifo", seed);
     fifo_paid += gaming_did_not_pay(fifo) ? 0 : 1;
     const auto gf = run_counterfactual(adversarial(s.name), "gpufair", seed);
     const auto null = run_counterfactual(adversarial(s.name), "gpufair", seed, {}, true);
+    const auto all = run_counterfactual(adversarial(s.name), "gpufair", seed, {{"reclaim", "all"}});
     std::printf("[ figure   ] %-22s seed %5llu: fifo gain p50 %7.2f p90 %6.2f | gpufair gain p50 %5.2f p90 %5.2f,"
                 " worst harm p50 %5.2f p90 %5.2f | null gamer: gain p50 %5.2f p90 %5.2f, harm p50 %5.2f\n",
                 s.name, static_cast<unsigned long long>(seed), fifo.gain_p50, fifo.gain_p90, gf.gain_p50,
                 gf.gain_p90, gf.worst_harm_p50, gf.worst_harm_p90, null.gain_p50, null.gain_p90,
                 null.worst_harm_p50);
+    std::printf("[ figure   ] %-22s seed %5llu: a team over %.2fx its entitlement while one below waits, %% of the"
+                " time: fifo %4.1f, gpufair %4.1f (the gamer %5.1f GPU-h over), reclaim=all %4.1f (%5.1f GPU-h)\n",
+                s.name, static_cast<unsigned long long>(seed), kOverEntitlement, 100 * fifo.over_entitlement_time,
+                100 * gf.over_entitlement_time, gf.gamer_over_entitlement_gpu_hours, 100 * all.over_entitlement_time,
+                all.gamer_over_entitlement_gpu_hours);
+    if (all.over_entitlement_time >= gf.over_entitlement_time) ++all_not_lower;
     gain50.push_back(gf.gain_p50);
     gain90.push_back(gf.gain_p90);
     harm50.push_back(gf.worst_harm_p50);
@@ -108,6 +116,13 @@ TEST_P(Adversarial, JudgedByTheCounterfactual) {
   }
   if (s.harm_closed) {
     EXPECT_LE(geometric_mean(harm50), kMaxMeanHarm) << s.name;
+  }
+  // The share criterion (design.md, "Reclaim"): reclaim=all must leave
+  // teams over their entitlement while others wait for less time than the
+  // default (which reclaims only from teams that paid a jump price) on
+  // every seed; it does not reach 0 (figures printed, design.md says why).
+  if (s.reclaims) {
+    EXPECT_EQ(all_not_lower, 0) << s.name << ": reclaim=all reclaimed no more than reclaim=jumpers";
   }
   if (s.pays_under_fifo) {
     EXPECT_EQ(fifo_paid, static_cast<int>(std::size(kSeeds))) << s.name << ": the strategy must pay under FIFO";

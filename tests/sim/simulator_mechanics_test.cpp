@@ -126,6 +126,33 @@ TEST(Mechanics, AMiddleRankScavengerIsReclaimedByALowJob) {
   EXPECT_EQ(team(r, "a").reclaimed_from, 1u);
 }
 
+// The share criterion's measure (design.md, "Reclaim"): a holds both 4-GPU
+// halves of an 8-GPU cluster (entitlement 4 once b is active), b's 4-GPU
+// job waits from 100. Without reclaim a is over 1.05x its entitlement (by
+// 3.8 GPUs) until its jobs end at 10000; with reclaim=all b takes a's
+// youngest job at the first cycle that sees it waiting (120, calc_period
+// 60). Idle GPUs or no one waiting count nothing.
+TEST(Mechanics, OverEntitlementCountsOnlyWhileATeamBelowItsOwnWaits) {
+  const std::string csv = std::string(kHeader) +
+                          "0,a,ua,4,10000,low\n"
+                          "1,a,ua,4,10000,low\n"
+                          "100,b,ub,4,100,low\n";
+  const auto fifo = run_trace(csv, "fifo", flat(8));
+  EXPECT_DOUBLE_EQ(fifo.over_entitlement_s, 10000 - 100);
+  EXPECT_DOUBLE_EQ(team(fifo, "a").over_entitlement_s, 10000 - 100);
+  EXPECT_NEAR(team(fifo, "a").over_entitlement_gpu_s, (8 - 1.05 * 4) * (10000 - 100), 1e-6);
+  EXPECT_DOUBLE_EQ(team(fifo, "b").over_entitlement_gpu_s, 0);
+  const auto jumpers = run_trace(csv, "gpufair", flat(8));  // a never jumped: not reclaimed
+  EXPECT_DOUBLE_EQ(jumpers.over_entitlement_s, 10000 - 100);
+  const auto all = run_trace(csv, "gpufair", flat(8), "calc_period=60,reclaim=all");
+  EXPECT_EQ(team(all, "b").reclaims_made, 1u);
+  EXPECT_EQ(team(all, "b").waits[0], 20);
+  EXPECT_DOUBLE_EQ(all.over_entitlement_s, 20);
+  // Alone, a may hold the whole cluster: nobody waits below.
+  const std::string alone = std::string(kHeader) + "0,a,ua,4,10000,low\n1,a,ua,4,10000,low\n";
+  EXPECT_DOUBLE_EQ(run_trace(alone, "fifo", flat(8)).over_entitlement_s, 0);
+}
+
 TEST(Mechanics, NeverPreemptsAnotherTeam) {
   const std::string csv = std::string(kHeader) +
                           "0,a,ua,8,100,low\n"
