@@ -398,8 +398,9 @@ void Simulator::account_lost_work(const SimJob& j, TimePoint from, TimePoint to)
 }
 
 // The state between two events is constant, so this integrates it exactly.
-// Entitlement as the core computes it: cluster GPUs x shares over the
-// shares of the teams running something or with a runnable job. A team
+// Entitlement as the core computes it (cluster GPUs x shares over the
+// shares of the active teams), except that a team running only GPU-less
+// jobs counts as active here (the core counts held GPUs). A team
 // "waits below" when its smallest pending GPU job of real work would keep it
 // within its entitlement and the GPUs the other teams hold above theirs
 // would cover that job: a reclaim could start it, GPU counts allowing
