@@ -99,18 +99,26 @@ class Simulator {
   void schedule(TimePoint now);
   void main_pass(TimePoint now);
   void head_preempts(TimePoint now);
+  // What a backfill preemptor that runs past the head's reservation may take
+  // from it: at most `spare` of the GPUs the reservation counts on at
+  // `shadow` (free now, or freed by then by jobs that end). spare -1: no limit.
+  struct HeadReserve {
+    std::int64_t spare = -1;
+    TimePoint shadow = kNever;
+  };
   // A blocked job tries to start by preemption: in-team victims of a lower
-  // rank, then other teams' jobs the policy lets it reclaim. `max_free_use`:
-  // at most this many GPUs that are free now may go to it (-1 = any).
-  bool try_preemption(std::uint32_t slot, TimePoint now, std::int64_t max_free_use);
+  // rank, then other teams' jobs the policy lets it reclaim.
+  bool try_preemption(std::uint32_t slot, TimePoint now, HeadReserve reserve);
   bool try_preempt(std::uint32_t slot, TimePoint now);
   bool try_reclaim(std::uint32_t slot, TimePoint now);
   struct VictimSet;
   VictimSet victim_set_for(const SimJob& j);
   bool add_victim(VictimSet& vs, const SimJob& j, std::uint32_t vslot);  // true: enough
-  std::int64_t free_gpus_used(const SimJob& j, const VictimSet& vs) const;
+  std::int64_t reserved_gpus_taken(const SimJob& j, const VictimSet& vs) const;
+  bool within_reserve(const SimJob& j, const VictimSet& vs);
   void displace(std::uint32_t slot, TimePoint now, VictimSet& vs);
   void backfill(TimePoint now);
+  void backfill_preempts(std::uint32_t slot, TimePoint now, HeadReserve reserve, std::int64_t& extra);
   void release_held(TimePoint now);
 
   // Metrics.
@@ -148,12 +156,13 @@ class Simulator {
     JobId id = 0;
     std::uint64_t changes = 0, cycles = 0;
   } head_try_;
-  std::int64_t max_free_use_ = -1;  // try_preemption's limit on free GPUs (-1 = any)
-  std::int64_t last_free_use_ = 0;  // free GPUs the last preemption took
+  HeadReserve reserve_;                   // the limit of the preemption being tried
+  std::int64_t last_reserved_taken_ = 0;  // of the head's GPUs, what the last preemption took
   std::int64_t pending_ranked_ = 0;  // pending jobs above the lowest rank (they may preempt in-team)
   bool any_lower_rank_running() const { return pending_ranked_ > 0; }
   struct FailedTry {
     std::int32_t team, rank, gpus;
+    bool capped;  // tried with a limit on the free GPUs it could use
   };
   std::vector<FailedTry> failed_tries_;  // backfill: this pass's failed preemption tries
   std::uint64_t seq_ = 0;
@@ -502,19 +511,19 @@ void Simulator::head_preempts(TimePoint now) {
   const SimJob& h = job(slot);
   if (h.gpus <= 0 || pool_.fits(h.gpus)) return;
   if (head_try_.id == h.id && head_try_.changes == changes_ && head_try_.cycles == cycles_) return;
-  if (try_preemption(slot, now, -1)) {
+  if (try_preemption(slot, now, HeadReserve{})) {
     main_pass(now);
     return;
   }
   head_try_ = {h.id, changes_, cycles_};
 }
 
-bool Simulator::try_preemption(std::uint32_t slot, TimePoint now, std::int64_t max_free_use) {
-  const std::int64_t saved = max_free_use_;
-  max_free_use_ = max_free_use;
+bool Simulator::try_preemption(std::uint32_t slot, TimePoint now, HeadReserve reserve) {
+  const HeadReserve saved = reserve_;
+  reserve_ = reserve;
   const bool started = (job(slot).rank > kRankLow && try_preempt(slot, now)) ||
                        (policy_->reclaims() && policy_->reclaim_possible() && try_reclaim(slot, now));
-  max_free_use_ = saved;
+  reserve_ = saved;
   return started;
 }
 
@@ -559,7 +568,8 @@ bool Simulator::add_victim(VictimSet& vs, const SimJob& j, std::uint32_t vslot) 
   taken_of_team_[static_cast<size_t>(v.team)] += v.gpus;
   if (vs.flat) {
     vs.freed += v.gpus;
-    vs.enough = pool_.free() + vs.freed >= j.gpus;
+    const std::int64_t usable = reserve_.spare < 0 ? pool_.free() : std::min<std::int64_t>(pool_.free(), reserve_.spare);
+    vs.enough = usable + vs.freed >= j.gpus;
     return vs.enough;
   }
   for (const auto& s : v.placement) {
@@ -588,7 +598,10 @@ bool Simulator::try_preempt(std::uint32_t slot, TimePoint now) {
   const std::uint64_t stamp = (cycles_ << 32) + tr.changes + 1;
   if (j.preempt_try == stamp) return false;
   j.preempt_try = 0;
-  if (pool_.fits(j.gpus)) return false;  // not a preemption: the scheduler's business
+  // A job that fits in the free GPUs is the scheduler's business, unless
+  // backfill holds those GPUs for the head's reservation (a limit on the
+  // free GPUs it may use): then it may preempt for the rest.
+  if (reserve_.spare < 0 && pool_.fits(j.gpus)) return false;
   // The teams whose jobs it may preempt: its own, or with preempt_scope=any
   // every team (its own first).
   const bool any_team = policy_->preempts_across_teams();
@@ -628,8 +641,7 @@ bool Simulator::try_preempt(std::uint32_t slot, TimePoint now) {
     if (refused_any && !any_team) j.preempt_try = stamp;
     return false;
   }
-  last_free_use_ = free_gpus_used(j, vs);
-  if (max_free_use_ >= 0 && last_free_use_ > max_free_use_) return false;
+  if (!within_reserve(j, vs)) return false;
   displace(slot, now, vs);
   return true;
 }
@@ -654,23 +666,38 @@ bool Simulator::try_reclaim(std::uint32_t slot, TimePoint now) {
     }
   }
   if (!vs.enough) return false;
-  last_free_use_ = free_gpus_used(j, vs);
-  if (max_free_use_ >= 0 && last_free_use_ > max_free_use_) return false;
+  if (!within_reserve(j, vs)) return false;
   displace(slot, now, vs);
   return true;
 }
 
-// GPUs free now that a preemptor with these victims would take (beyond the
-// victims' own): on a flat pool what the victims leave short, on nodes the
-// free GPUs of the chosen nodes it fills.
-std::int64_t Simulator::free_gpus_used(const SimJob& j, const VictimSet& vs) const {
-  std::int64_t from_victims = vs.freed;
-  if (!vs.flat) {
-    from_victims = 0;
-    for (const auto n : vs.target_nodes) from_victims += freed_on_node_[static_cast<size_t>(n)];
+// Of the GPUs the head's reservation counts on at its shadow time, those a
+// preemptor with these victims would hold then: what it holds, less what
+// its victims would still have held then (the reservation did not count
+// those). A victim that would have ended by then leaves GPUs the head was
+// promised, whoever requeues it.
+std::int64_t Simulator::reserved_gpus_taken(const SimJob& j, const VictimSet& vs) const {
+  std::int64_t still_held = 0;
+  for (const auto vslot : vs.chosen) {
+    const SimJob& v = jobs_[vslot];
+    if (v.start + v.runtime <= reserve_.shadow) continue;
+    if (vs.flat) {
+      still_held += v.gpus;
+      continue;
+    }
+    for (const auto& p : v.placement)
+      if (std::find(vs.target_nodes.begin(), vs.target_nodes.end(), p.node) != vs.target_nodes.end())
+        still_held += p.gpus;
   }
   const std::int64_t held = vs.multi_node ? static_cast<std::int64_t>(vs.nodes_needed) * vs.per_node : j.gpus;
-  return std::max<std::int64_t>(0, held - from_victims);
+  return std::max<std::int64_t>(0, held - still_held);
+}
+
+bool Simulator::within_reserve(const SimJob& j, const VictimSet& vs) {
+  last_reserved_taken_ = 0;
+  if (reserve_.spare < 0) return true;
+  last_reserved_taken_ = reserved_gpus_taken(j, vs);
+  return last_reserved_taken_ <= reserve_.spare;
 }
 
 void Simulator::displace(std::uint32_t slot, TimePoint now, VictimSet& vs) {
@@ -777,17 +804,9 @@ void Simulator::backfill(TimePoint now) {
     auto& j = job(slot);
     if (!pool_.fits(j.gpus)) {
       if (j.gpus <= 0 || (!reclaim && j.rank == kRankLow)) continue;
-      bool known_to_fail = false;
-      for (const auto& f : failed_tries_)
-        if (f.team == j.team && f.rank == j.rank && f.gpus <= j.gpus) known_to_fail = true;
-      if (known_to_fail) continue;
       const bool before_shadow = now + j.runtime <= shadow;
-      if (try_preemption(slot, now, before_shadow ? -1 : std::max<std::int64_t>(0, extra))) {
-        if (!before_shadow) extra -= last_free_use_;
-        failed_tries_.clear();
-      } else {
-        failed_tries_.push_back({j.team, j.rank, j.gpus});
-      }
+      backfill_preempts(slot, now, before_shadow ? HeadReserve{} : HeadReserve{std::max<std::int64_t>(0, extra), shadow},
+                        extra);
       continue;
     }
     if (now + j.runtime <= shadow) {
@@ -795,7 +814,30 @@ void Simulator::backfill(TimePoint now) {
     } else if (j.gpus <= extra) {
       extra -= j.gpus;
       start(slot, now, nullptr);
+    } else if (j.gpus > 0 && (reclaim || j.rank > kRankLow)) {
+      // It fits, but in GPUs held for the head. Slurm's will-run test runs
+      // on the nodes the reservation leaves, with preemptable jobs counted
+      // as free, so it may start now by preempting, taking at most the
+      // free GPUs the head can spare.
+      backfill_preempts(slot, now, HeadReserve{std::max<std::int64_t>(0, extra), shadow}, extra);
     }
+  }
+}
+
+// One backfill preemption try, unless one of the same team and rank that
+// needed no more GPUs failed in this pass with no looser limit on free GPUs
+// (`extra` only shrinks in a pass). The free GPUs a capped start takes come
+// off the head's spare ones.
+void Simulator::backfill_preempts(std::uint32_t slot, TimePoint now, HeadReserve reserve, std::int64_t& extra) {
+  const SimJob& j = job(slot);
+  const bool capped = reserve.spare >= 0;
+  for (const auto& f : failed_tries_)
+    if (f.team == j.team && f.rank == j.rank && f.gpus <= j.gpus && (capped || !f.capped)) return;
+  if (try_preemption(slot, now, reserve)) {
+    extra -= last_reserved_taken_;
+    failed_tries_.clear();
+  } else {
+    failed_tries_.push_back({j.team, j.rank, j.gpus, capped});
   }
 }
 

@@ -18,8 +18,12 @@
 //     interrupted here, as simulated time stands still during it). A job on
 //     the way that does not fit may preempt as the head may (Slurm's backfill
 //     plans preemption in its will-run test and starts the job when that says
-//     "now"); the free GPUs it takes count against the head's reservation like
-//     a backfilled start's;
+//     "now"), and so may a job that fits but would hold GPUs the head's
+//     reservation counts on (Slurm tests it on the nodes the reservation
+//     leaves, preemptable jobs counted free); what a preemptor that runs past
+//     the shadow holds of the GPUs the reservation counts on then (free now,
+//     or freed by then by ending jobs, its victims' included) comes off the
+//     GPUs the head can spare, like a backfilled start's;
 //   * the victims are requeued (keeping their submit time; eligible again
 //     requeue_hold later, as Slurm gives a requeued batch job a begin time) or
 //     cancelled;

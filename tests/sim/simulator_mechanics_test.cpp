@@ -199,6 +199,32 @@ TEST(Mechanics, EasyBackfillStartsShortJobsWithoutDelayingTheHead) {
   EXPECT_EQ(team(without, "c").waits[0], 198);     // strict order: after b (100..200)
 }
 
+// A job that fits in the free GPUs but would keep some the head's
+// reservation counts on may still start by preempting (Slurm's will-run test
+// on the nodes the reservation leaves), as long as the head keeps what it
+// was promised: a victim that would run past the shadow time frees GPUs the
+// head never counted on; one that would end before it does not.
+TEST(Mechanics, BackfillPreemptsForAJobThatFitsOnlyInTheHeadsReservedGpus) {
+  const std::string runs_past = std::string(kHeader) +
+                                "0,a,ua,6,1000,low\n"   // frees 6 at 1000
+                                "0,d,ud,2,5000,low\n"   // d's own low job, past the shadow
+                                "1,b,ub,8,100,low\n"    // blocked head: 2 free + a's 6 at 1000, none spare
+                                "2,d,ud,2,2000,high\n"; // fits in the 2 free GPUs, runs past 1000
+  const auto r = run_trace(runs_past, "fifo", flat(10, true));
+  EXPECT_EQ(r.preemptions, 1u);
+  EXPECT_LT(team(r, "d").high_waits[0], 60);  // at a backfill pass, not after the head
+  EXPECT_EQ(team(r, "b").waits[0], 999);      // the head is not delayed
+  const std::string ends_before = std::string(kHeader) +
+                                  "0,a,ua,6,1000,low\n"
+                                  "0,d,ud,2,500,low\n"    // ends before the shadow: its GPUs are the head's
+                                  "1,b,ub,10,100,low\n"   // 2 free + d's 2 at 500 + a's 6 at 1000
+                                  "2,d,ud,2,2000,high\n";
+  const auto e = run_trace(ends_before, "fifo", flat(10, true));
+  EXPECT_EQ(e.preemptions, 0u);
+  EXPECT_EQ(team(e, "b").waits[0], 999);
+  EXPECT_GE(team(e, "d").high_waits[0], 1098);  // after the head
+}
+
 TEST(Mechanics, JobsStillWaitingAtTheHorizonCountWithTheirWaitSoFar) {
   const std::string csv = std::string(kHeader) +
                           "0,a,ua,8,1000,low\n"
