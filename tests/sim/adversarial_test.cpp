@@ -40,7 +40,7 @@ struct Strategy {
 const Strategy kStrategies[] = {
     {"dilution-gpuless", true, true, true},
     // Open: long placeholders started before the gamer's first jump stay
-    // protected; its p90 gain is 1.21 on average (banked_jump, below).
+    // protected; its p90 gain is 1.17 on average (banked_jump, below).
     {"dilution-short", true, false, false},
     // Open: a slow gamer's reserve is built between its jumps (design.md).
     {"slow-old-placeholders", true, false, false},
@@ -54,7 +54,8 @@ const Strategy kStrategies[] = {
     {"long-queue-only", true, true, false},
     {"working-placeholder", true, true, true},
     // The gamer's real work is queued early at low QOS as well: its waits
-    // are mostly those low jobs', so FIFO shows no gain either. Harm open
+    // are mostly those low jobs', so FIFO shows a gain on 4 of these 5 seeds
+    // only (p50; at p90 on none). Harm open
     // (20 seeds: 1.72 against the null gamer's 1.48). The team waiting below
     // its entitlement is mostly the gamer itself, whose low real work may
     // not reclaim during its episode, so reclaim=all cannot do better than
@@ -67,7 +68,7 @@ const Strategy kStrategies[] = {
     // preempt_scope=any: team A's placeholders are team B's victims. B's
     // urgent jobs start at once with or without them (any team's low job is
     // a victim), so gaming pays at p90 only where FIFO's queue kept them
-    // waiting (17 of 20 seeds, not all 5 here); harm open under every
+    // waiting (4 of 20 seeds, none of these 5); harm open under every
     // policy: the placeholders are a load on the cluster, A's share wasted.
     {"colluding-teams", false, true, false, false},
 };
