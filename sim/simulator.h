@@ -35,7 +35,7 @@
 // job. The head's failed preemption try is not repeated until a job starts
 // or stops, a cycle passes or the head changes; in a backfill pass a blocked
 // job is not tried when one of its team and rank that needs no more GPUs
-// already failed in the same pass.
+// already failed in the same pass under no looser limit on the head's GPUs.
 #pragma once
 
 #include <cstdio>
