@@ -568,7 +568,8 @@ bool Simulator::add_victim(VictimSet& vs, const SimJob& j, std::uint32_t vslot) 
   taken_of_team_[static_cast<size_t>(v.team)] += v.gpus;
   if (vs.flat) {
     vs.freed += v.gpus;
-    const std::int64_t usable = reserve_.spare < 0 ? pool_.free() : std::min<std::int64_t>(pool_.free(), reserve_.spare);
+    const std::int64_t usable =
+        reserve_.spare < 0 ? pool_.free() : std::min<std::int64_t>(pool_.free(), reserve_.spare);
     vs.enough = usable + vs.freed >= j.gpus;
     return vs.enough;
   }
@@ -805,8 +806,9 @@ void Simulator::backfill(TimePoint now) {
     if (!pool_.fits(j.gpus)) {
       if (j.gpus <= 0 || (!reclaim && j.rank == kRankLow)) continue;
       const bool before_shadow = now + j.runtime <= shadow;
-      backfill_preempts(slot, now, before_shadow ? HeadReserve{} : HeadReserve{std::max<std::int64_t>(0, extra), shadow},
-                        extra);
+      const HeadReserve limit =
+          before_shadow ? HeadReserve{} : HeadReserve{std::max<std::int64_t>(0, extra), shadow};
+      backfill_preempts(slot, now, limit, extra);
       continue;
     }
     if (now + j.runtime <= shadow) {
@@ -817,17 +819,17 @@ void Simulator::backfill(TimePoint now) {
     } else if (j.gpus > 0 && (reclaim || j.rank > kRankLow)) {
       // It fits, but in GPUs held for the head. Slurm's will-run test runs
       // on the nodes the reservation leaves, with preemptable jobs counted
-      // as free, so it may start now by preempting, taking at most the
-      // free GPUs the head can spare.
+      // as free, so it may start now by preempting, taking of the GPUs the
+      // reservation counts on at most what the head can spare.
       backfill_preempts(slot, now, HeadReserve{std::max<std::int64_t>(0, extra), shadow}, extra);
     }
   }
 }
 
 // One backfill preemption try, unless one of the same team and rank that
-// needed no more GPUs failed in this pass with no looser limit on free GPUs
-// (`extra` only shrinks in a pass). The free GPUs a capped start takes come
-// off the head's spare ones.
+// needed no more GPUs failed in this pass under no looser limit (`extra`
+// only shrinks in a pass). What a limited start takes of the head's GPUs
+// comes off its spare ones.
 void Simulator::backfill_preempts(std::uint32_t slot, TimePoint now, HeadReserve reserve, std::int64_t& extra) {
   const SimJob& j = job(slot);
   const bool capped = reserve.spare >= 0;
