@@ -1,7 +1,10 @@
 // slurmctld calls the engine from several threads at once: RPC threads ask
 // priority() and allow_preemption() while our cycle thread mutates. This test
 // hammers it for a bounded number of iterations; under -DGPUFAIR_SANITIZE=thread
-// TSan checks the locking.
+// TSan checks the locking. The writer starts only once every reader and the
+// observer has made its first call, so they overlap whatever the scheduler
+// does (in a Release build the writer's 150 cycles take about 2 ms, and on a
+// loaded machine the readers once had not run at all by then).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -24,6 +27,7 @@ TEST(EngineConcurrency, ReadersAndWritersTogether) {
   std::atomic<TimePoint> now{kT0};
   std::atomic<bool> stop{false};
   std::atomic<long> reads{0};
+  std::atomic<int> started{0};  // readers and observer past their first call
 
   auto reader = [&](int seed) {
     long local = 0;
@@ -41,12 +45,13 @@ TEST(EngineConcurrency, ReadersAndWritersTogether) {
       v.start = now.load() - 100;
       v.id = 1000 + static_cast<JobId>(local % 50);
       (void)engine.check_preemption(p, v, now.load(), local % 2 == 0);
-      ++local;
+      if (++local == 1) ++started;
     }
     reads += local;
   };
 
   auto writer = [&] {
+    while (started.load() < 3) std::this_thread::yield();
     JobId next = 1;
     for (int cycle = 0; cycle < 150; ++cycle) {
       const TimePoint t = now.fetch_add(60) + 60;
@@ -79,12 +84,15 @@ TEST(EngineConcurrency, ReadersAndWritersTogether) {
   };
 
   auto observer = [&] {
+    bool first = true;
     while (!stop.load(std::memory_order_relaxed)) {
       const auto bytes = engine.save_state();
       EXPECT_GT(bytes.size(), 28u);
       const auto all = engine.report(now.load());
       EXPECT_EQ(all.size(), static_cast<std::size_t>(kTeams));
       (void)engine.config();
+      if (first) ++started;
+      first = false;
     }
   };
 
