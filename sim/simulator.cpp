@@ -162,7 +162,7 @@ class Simulator {
   bool any_lower_rank_running() const { return pending_ranked_ > 0; }
   struct FailedTry {
     std::int32_t team, rank, gpus;
-    bool capped;  // tried with a limit on the free GPUs it could use
+    bool capped;  // tried with a limit on the GPUs the head's reservation counts on
   };
   std::vector<FailedTry> failed_tries_;  // backfill: this pass's failed preemption tries
   std::uint64_t seq_ = 0;
@@ -600,8 +600,8 @@ bool Simulator::try_preempt(std::uint32_t slot, TimePoint now) {
   if (j.preempt_try == stamp) return false;
   j.preempt_try = 0;
   // A job that fits in the free GPUs is the scheduler's business, unless
-  // backfill holds those GPUs for the head's reservation (a limit on the
-  // free GPUs it may use): then it may preempt for the rest.
+  // backfill holds those GPUs for the head's reservation (a limit on what
+  // it may take of them): then it may preempt for the rest.
   if (reserve_.spare < 0 && pool_.fits(j.gpus)) return false;
   // The teams whose jobs it may preempt: its own, or with preempt_scope=any
   // every team (its own first).
@@ -803,25 +803,24 @@ void Simulator::backfill(TimePoint now) {
     if (!k) break;
     const auto slot = k->slot;
     auto& j = job(slot);
+    const bool before_shadow = now + j.runtime <= shadow;
+    const bool may_preempt = j.gpus > 0 && (reclaim || j.rank > kRankLow);
+    const HeadReserve within_spare{std::max<std::int64_t>(0, extra), shadow};
     if (!pool_.fits(j.gpus)) {
-      if (j.gpus <= 0 || (!reclaim && j.rank == kRankLow)) continue;
-      const bool before_shadow = now + j.runtime <= shadow;
-      const HeadReserve limit =
-          before_shadow ? HeadReserve{} : HeadReserve{std::max<std::int64_t>(0, extra), shadow};
-      backfill_preempts(slot, now, limit, extra);
+      if (may_preempt) backfill_preempts(slot, now, before_shadow ? HeadReserve{} : within_spare, extra);
       continue;
     }
-    if (now + j.runtime <= shadow) {
+    if (before_shadow) {
       start(slot, now, nullptr);
     } else if (j.gpus <= extra) {
       extra -= j.gpus;
       start(slot, now, nullptr);
-    } else if (j.gpus > 0 && (reclaim || j.rank > kRankLow)) {
+    } else if (may_preempt) {
       // It fits, but in GPUs held for the head. Slurm's will-run test runs
       // on the nodes the reservation leaves, with preemptable jobs counted
       // as free, so it may start now by preempting, taking of the GPUs the
       // reservation counts on at most what the head can spare.
-      backfill_preempts(slot, now, HeadReserve{std::max<std::int64_t>(0, extra), shadow}, extra);
+      backfill_preempts(slot, now, within_spare, extra);
     }
   }
 }
