@@ -171,6 +171,44 @@ void BM_AllowPreemptionInTeamJudged(benchmark::State& state) {
 }
 BENCHMARK(BM_AllowPreemptionInTeamJudged);
 
+// The reclaim rule's check on a big team far over its entitlement: 10,000
+// GPUs, team 0 runs 8,000 one-GPU jobs (3,000 over its 5,000), team 1 waits.
+// Each iteration asks about one of team 0's jobs, all positions in turn, as
+// Slurm asks about every running job for one preemptor.
+void BM_ReclaimCheckBigTeam(benchmark::State& state) {
+  auto config = parse_config("reclaim=all");
+  Engine e(*config);
+  e.set_cluster_gpus(10'000);
+  e.team_for_account("team0");
+  e.team_for_account("team1");
+  constexpr int kJobs = 8'000;
+  std::vector<JobRef> running(kJobs);
+  e.begin_cycle(kT0);
+  for (int i = 0; i < kJobs; ++i) {
+    JobRef& j = running[static_cast<std::size_t>(i)];
+    j.id = static_cast<JobId>(i + 1);
+    j.team = 0;
+    j.gpus = 1;
+    j.start = kT0 - 86'400 + i;
+    e.observe_running(j, kT0);
+  }
+  JobRef waiting;
+  waiting.id = 100'000;
+  waiting.team = 1;
+  waiting.gpus = 8;
+  waiting.runnable = true;
+  waiting.submit = kT0 - 3600;
+  e.observe_pending(waiting);
+  e.end_cycle(kT0);
+  std::size_t i = 0, allowed = 0;
+  for (auto _ : state) {
+    allowed += e.check_preemption(waiting, running[i], kT0 + 60, false).allowed;
+    if (++i == running.size()) i = 0;
+  }
+  state.counters["allowed_share"] = static_cast<double>(allowed) / static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_ReclaimCheckBigTeam);
+
 }  // namespace
 }  // namespace gpufair
 

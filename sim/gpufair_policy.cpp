@@ -100,9 +100,8 @@ bool GpufairPolicy::may_reclaim(const SimJob& reclaimer, TimePoint now) const {
   return reclaims_ && engine_.may_reclaim(ref(reclaimer), now + kEpoch);
 }
 
-PreemptVerdict GpufairPolicy::allow_reclaim(const SimJob& reclaimer, const SimJob& victim, TimePoint now,
-                                            double taken) const {
-  const auto c = engine_.check_reclaim(ref(reclaimer), ref(victim), now + kEpoch, taken);
+PreemptVerdict GpufairPolicy::allow_reclaim(const SimJob& reclaimer, const SimJob& victim, TimePoint now) const {
+  const auto c = engine_.check_reclaim(ref(reclaimer), ref(victim), now + kEpoch);
   return {c.allowed, false, c.reason};
 }
 

@@ -105,8 +105,7 @@ class GpufairPolicy final : public SchedPolicy {
   bool reclaims() const override { return reclaims_; }
   bool reclaim_possible() const override { return reclaims_ && engine_.reclaim_possible(); }
   bool may_reclaim(const SimJob& reclaimer, TimePoint now) const override;
-  PreemptVerdict allow_reclaim(const SimJob& reclaimer, const SimJob& victim, TimePoint now,
-                               double taken) const override;
+  PreemptVerdict allow_reclaim(const SimJob& reclaimer, const SimJob& victim, TimePoint now) const override;
   bool preempts_across_teams() const override { return any_team_; }
   PolicyTeamState team_state(std::int32_t team, TimePoint now) const override;
 

@@ -84,8 +84,9 @@ class SchedPolicy {
 
   // Reclaim across teams (design.md, "Reclaim"): whether the policy ever
   // lets a pending job requeue another team's running job, and whether it
-  // may now take `victim`, given `taken` GPUs of the victim's team already
-  // chosen for the same reclaimer. fifo and multifactor never reclaim.
+  // may now take `victim` (the rule bounds any set of allowed victims, so
+  // the simulator asks victim by victim as Slurm does). fifo and
+  // multifactor never reclaim.
   virtual bool reclaims() const { return false; }
   // Whether a reclaim may be allowed now at all (the engine's flag: some
   // team may be reclaimed from while another waits); false spares the
@@ -94,7 +95,7 @@ class SchedPolicy {
   // The reclaimer's side alone: false when no victim could be allowed.
   virtual bool may_reclaim(const SimJob& /*reclaimer*/, TimePoint /*now*/) const { return reclaims(); }
   virtual PreemptVerdict allow_reclaim(const SimJob& /*reclaimer*/, const SimJob& /*victim*/,
-                                       TimePoint /*now*/, double /*taken*/) const {
+                                       TimePoint /*now*/) const {
     return {false, false, "this policy never reclaims"};
   }
 

@@ -186,8 +186,7 @@ class Simulator {
   // The current victim set's tallies (victim_set_for): GPUs freed per node,
   // GPUs chosen per team, and which entries are non-zero.
   std::vector<std::int32_t> freed_on_node_;
-  std::vector<double> taken_of_team_;
-  std::vector<std::int32_t> freed_touched_, taken_touched_;
+  std::vector<std::int32_t> freed_touched_;
   std::vector<std::int32_t> candidate_teams_;  // try_preempt: whose jobs it may preempt
   std::vector<const SimJob*> batch_jobs_;  // scratch for the per-cycle priority pass
   std::vector<PendKey> batch_keys_, sort_scratch_;
@@ -541,15 +540,12 @@ struct Simulator::VictimSet {
 };
 
 Simulator::VictimSet Simulator::victim_set_for(const SimJob& j) {
-  // One victim set at a time: the per-node and per-team tallies live in
-  // scratch arrays, cleared here where the last set touched them.
+  // One victim set at a time: the per-node tallies live in a scratch
+  // array, cleared here where the last set touched it.
   for (const auto n : freed_touched_) freed_on_node_[static_cast<size_t>(n)] = 0;
-  for (const auto t : taken_touched_) taken_of_team_[static_cast<size_t>(t)] = 0;
   freed_touched_.clear();
-  taken_touched_.clear();
   if (freed_on_node_.size() < static_cast<size_t>(pool_.node_count()))
     freed_on_node_.resize(static_cast<size_t>(pool_.node_count()), 0);
-  if (taken_of_team_.size() < teams_.size()) taken_of_team_.resize(teams_.size(), 0.0);
   VictimSet vs;
   vs.flat = pool_.flat();
   vs.per_node = pool_.gpus_per_node();
@@ -564,8 +560,6 @@ Simulator::VictimSet Simulator::victim_set_for(const SimJob& j) {
 bool Simulator::add_victim(VictimSet& vs, const SimJob& j, std::uint32_t vslot) {
   const SimJob& v = job(vslot);
   vs.chosen.push_back(vslot);
-  taken_touched_.push_back(v.team);
-  taken_of_team_[static_cast<size_t>(v.team)] += v.gpus;
   if (vs.flat) {
     vs.freed += v.gpus;
     const std::int64_t usable =
@@ -650,18 +644,18 @@ bool Simulator::try_preempt(std::uint32_t slot, TimePoint now) {
 bool Simulator::try_reclaim(std::uint32_t slot, TimePoint now) {
   const SimJob& j = job(slot);
   if (!policy_->may_reclaim(j, now)) return false;
-  // Victims: other teams' jobs, lowest rank first, youngest first, while
-  // the policy agrees. Within a rank the first refusal ends the walk (the
-  // team is at its entitlement, or its older jobs are no scavengers); the
-  // next rank is still asked, as a scavenger of any rank may be taken.
+  // Victims: other teams' jobs, lowest rank first, youngest first (the
+  // engine's reclaim order), while the policy agrees. Within a rank the
+  // first refusal ends the walk (the team would be at its entitlement
+  // without the jobs before, or its older jobs are no scavengers); the next
+  // rank is still asked, as a scavenger of any rank may be taken.
   VictimSet vs = victim_set_for(j);
   for (std::int32_t t = 0; t < static_cast<std::int32_t>(teams_.size()) && !vs.enough; ++t) {
     if (t == j.team) continue;
     const TeamRun& vt = team(t);
     for (int r = 0; r <= kMaxRank && !vs.enough; ++r) {
       for (const auto& rk : vt.running[static_cast<size_t>(r)]) {
-        const double taken = taken_of_team_[static_cast<size_t>(t)];
-        if (!policy_->allow_reclaim(j, job(rk.slot), now, taken).allowed) break;
+        if (!policy_->allow_reclaim(j, job(rk.slot), now).allowed) break;
         if (add_victim(vs, j, rk.slot)) break;
       }
     }

@@ -10,6 +10,7 @@
 #include <deque>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <shared_mutex>
 #include <stdexcept>
 #include <unordered_map>
@@ -39,11 +40,32 @@ struct RunningJob {
   double gpus = 0;
   double usage_factor = 1;  // QOS UsageFactor: scales the ledger's charge only
   TimePoint charged_until = 0;
+  // Its place in its team's running_by_start (reclaim's bound): the start
+  // the host reports (first sight if none; 0 after a restart until the next
+  // cycle) and its in-team rank.
+  TimePoint start = 0;
+  int rank = 0;
   std::uint64_t last_seen_cycle = 0;
   bool low_rank_start = false;  // its GPU-seconds count in the team's low_rank_gpu_s
   // ...and its own part of that memory, decayed alike: when it is displaced
   // this much moves to low_rank_preempted_gpu_s, so supply <= 1 by construction.
   DecayedValue low_rank_gpu_s;
+};
+
+// A running job's place in the order a reclaim takes a team's jobs in: the
+// lowest rank first, the youngest first within a rank (Slurm's candidate
+// order, preempt/qos's victims by rank; the simulator's walk). `gpus` rides
+// along and is not part of the order.
+struct ReclaimOrder {
+  int rank;
+  TimePoint start;
+  JobId id;
+  double gpus = 0;
+  bool operator<(const ReclaimOrder& o) const {
+    if (rank != o.rank) return rank < o.rank;
+    if (start != o.start) return start > o.start;
+    return id > o.id;
+  }
 };
 
 struct TeamState {
@@ -64,6 +86,15 @@ struct TeamState {
   double price_total_gpu_s = 0;   // every price paid since the last usage reset
   std::uint32_t priced_jumps = 0, reclaimed_from = 0, reclaims_made = 0;
   double held_gpus = 0;           // running now (weighted), from the running table
+  // Its running GPU jobs in reclaim order, kept as they change, and, for
+  // the checks, the same as an array with the GPUs of the jobs before each
+  // place: rebuilt by the first check after a change (Slurm asks about
+  // every running job for each preemptor it tries, between changes), so a
+  // check is a binary search (over_without_earlier).
+  std::set<ReclaimOrder> reclaim_order;
+  mutable std::vector<ReclaimOrder> reclaim_places;
+  mutable std::vector<double> gpus_before;
+  mutable bool reclaim_places_stale = true;
   // Its scavenger episode (design.md, "Scavengers"): since the first and
   // until scavenger_window after the latest in-team preemption by a higher
   // rank; its lower-rank jobs started after scav_since are scavengers while
@@ -163,6 +194,9 @@ TimePoint saturating_add(TimePoint t, Seconds d) {
 
 struct Engine::Impl {
   mutable WriterPreferringRwLock mu;
+  // Guards the reclaim_places rebuilds, done by readers under `mu` shared
+  // (writers, which mark them stale, hold `mu` exclusively).
+  mutable std::mutex reclaim_places_mu;
   Config config;
   std::vector<TeamState> teams;
   std::unordered_map<std::string, TeamId> team_ids;
@@ -602,6 +636,25 @@ struct Engine::Impl {
     h = std::max(0.0, h + gpus);
   }
 
+  static void order_insert(TeamState& t, const ReclaimOrder& place) {
+    t.reclaim_order.insert(place);
+    t.reclaim_places_stale = true;
+  }
+  static void order_erase(TeamState& t, const ReclaimOrder& place) {
+    if (t.reclaim_order.erase(place)) t.reclaim_places_stale = true;
+  }
+
+  // A job enters or leaves the running table's per-team accounts: its
+  // team's held GPUs and reclaim_order.
+  void enter_team(JobId id, const RunningJob& r) {
+    add_held(r.team, r.gpus);
+    if (r.gpus > 0) order_insert(teams[static_cast<std::size_t>(r.team)], {r.rank, r.start, id, r.gpus});
+  }
+  void leave_team(JobId id, const RunningJob& r) {
+    add_held(r.team, -r.gpus);
+    order_erase(teams[static_cast<std::size_t>(r.team)], {r.rank, r.start, id});
+  }
+
   // A recorded reclaim moves GPUs between teams at once: the victim leaves
   // the running table (charged up to now, as if it ended), the reclaimer
   // enters it (charged from now). Both teams' held GPUs are then right for
@@ -610,7 +663,7 @@ struct Engine::Impl {
   void move_reclaimed_gpus(const JobRef& reclaimer, const JobRef& victim, TimePoint when) {
     if (auto it = running.find(victim.id); it != running.end()) {
       charge(it->second, when);
-      add_held(it->second.team, -it->second.gpus);
+      leave_team(it->first, it->second);
       running.erase(it);
     }
     if (!finite_nonneg(reclaimer.gpus)) return;
@@ -622,10 +675,12 @@ struct Engine::Impl {
     r.assoc = assoc_of_team(reclaimer.assoc, reclaimer.team) ? reclaimer.assoc : -1;
     r.gpus = reclaimer.gpus;
     r.charged_until = when;
+    r.start = when;
+    r.rank = reclaimer.rank;
     r.last_seen_cycle = cycle_no;
     r.low_rank_start = is_low_rank(t, reclaimer.rank);
     t.memory.started_gpus.add(reclaimer.gpus, when, config.bait.window);
-    add_held(reclaimer.team, reclaimer.gpus);
+    enter_team(it->first, r);
   }
 
   // ---- Scavengers (design.md, "Scavengers") ---------------------------------
@@ -659,11 +714,10 @@ struct Engine::Impl {
     if (config.jump.reclaim != Reclaim::kOff) reclaim_possible.store(true, std::memory_order_relaxed);
   }
 
-  // The reclaim rule (design.md, "Reclaim" and "Scavengers"); `taken` =
-  // GPUs of the victim's team already chosen for this reclaim. Empty string
+  // The reclaim rule (design.md, "Reclaim" and "Scavengers"). Empty string
   // = allowed; *scavenger says by which rule.
   const char* reclaim_refusal(const JobRef& reclaimer, const JobRef& victim, TimePoint now,
-                              double taken, bool* scavenger = nullptr) const {
+                              bool* scavenger = nullptr) const {
     if (scavenger) *scavenger = false;
     if (config.jump.reclaim == Reclaim::kOff) return "reclaim=off";
     if (reclaimer.team < 0 || victim.team < 0 || reclaimer.team == victim.team) return "same team";
@@ -688,10 +742,47 @@ struct Engine::Impl {
       return "the victim outranks the reclaiming job (only a scavenger may be taken by a lower rank)";
     if (r.held_gpus + reclaimer.gpus > entitled_gpus(r) + 1e-9)
       return "the reclaiming team would exceed its entitlement";
-    if (v.held_gpus - taken <= entitled_gpus(v) + 1e-9) return "the victim's team is not over its entitlement";
+    const double excess = v.held_gpus - entitled_gpus(v);
+    if (excess <= 1e-9) return "the victim's team is not over its entitlement";
     if (config.jump.reclaim == Reclaim::kJumpers && !jumped_lately(v, now))
       return "the victim's team has not jumped the queue lately (reclaim=jumpers)";
+    if (!over_without_earlier(v, victim, excess))
+      return "the victim's team is not over its entitlement without the jobs a reclaim takes first (lower "
+             "ranks, younger ones)";
     return "";
+  }
+
+  // Would the victim's team still hold more than its entitlement if the
+  // reclaimer had already taken every job of that team that comes before
+  // the victim in reclaim order (a lower rank, or the same and younger)?
+  // Slurm asks about each (preemptor, victim) pair alone, with nothing
+  // chosen yet, and takes allowed victims in that order; so the rule looks
+  // at the victim's place among its team's jobs, not at what was chosen.
+  // Whatever set of allowed victims one preemptor takes, all but the last
+  // in that order come before it, so their GPUs were counted in its sum:
+  // the team ends less than that victim's GPUs below its entitlement, as
+  // when victims are taken in order while the team is over. Every job
+  // before the victim is of no higher rank than it, so the reclaimer could
+  // take it too. A binary search in reclaim_places (BM_ReclaimCheckBigTeam:
+  // docs/performance.md).
+  bool over_without_earlier(const TeamState& v, const JobRef& victim, double excess) const {
+    ReclaimOrder key{victim.rank, victim.start, victim.id};
+    if (const auto vit = running.find(victim.id); vit != running.end() && vit->second.team == victim.team)
+      key = {vit->second.rank, vit->second.start, victim.id};
+    std::lock_guard places_lock(reclaim_places_mu);
+    if (v.reclaim_places_stale) {
+      v.reclaim_places.assign(v.reclaim_order.begin(), v.reclaim_order.end());
+      v.gpus_before.resize(v.reclaim_places.size() + 1);
+      double sum = 0;
+      for (std::size_t i = 0; i < v.reclaim_places.size(); ++i) {
+        v.gpus_before[i] = sum;
+        sum += v.reclaim_places[i].gpus;
+      }
+      v.gpus_before[v.reclaim_places.size()] = sum;
+      v.reclaim_places_stale = false;
+    }
+    const auto at = std::lower_bound(v.reclaim_places.begin(), v.reclaim_places.end(), key);
+    return v.gpus_before[static_cast<std::size_t>(at - v.reclaim_places.begin())] < excess - 1e-9;
   }
 
   bool is_low_rank(const TeamState& t, int rank) const {
@@ -981,20 +1072,36 @@ void Engine::observe_running(const JobRef& job, TimePoint now) {
   TeamState& t = m.teams[static_cast<std::size_t>(job.team)];
   auto [it, inserted] = m.running.try_emplace(job.id);
   RunningJob& r = it->second;
+  // Its place in reclaim_order before this report (none if new or GPU-less).
+  const bool was_ordered = !inserted && r.gpus > 0;
+  const TeamId old_team = r.team;
+  const ReclaimOrder old_place{r.rank, r.start, job.id, r.gpus};
+  if (!inserted) m.add_held(r.team, -r.gpus);
   if (inserted) {
     // First sight: charge from its start (it may have started between cycles).
     r.charged_until = (job.start > 0 && job.start <= now) ? job.start : now;
+    r.start = r.charged_until;
     if (m.is_low_rank(t, job.rank)) r.low_rank_start = true;
     if (!t.is_recent_preemptor(job.id)) {  // a preemptor's start was counted when it preempted
       t.memory.started_gpus.add(job.gpus, now, m.config.bait.window);
     }
   }
   m.see_rank(t, job.rank);
-  if (!inserted) m.add_held(r.team, -r.gpus);
-  m.add_held(job.team, job.gpus);
+  if (job.start > 0) r.start = job.start;
+  r.rank = job.rank;
   r.team = job.team;
   r.assoc = m.assoc_of_team(job.assoc, job.team) ? job.assoc : -1;
   r.gpus = job.gpus;
+  m.add_held(r.team, r.gpus);
+  // Most reports change nothing of its place: the set is left alone then
+  // (every running job is reported every cycle).
+  const ReclaimOrder place{r.rank, r.start, job.id, r.gpus};
+  const bool ordered = r.gpus > 0;
+  if (was_ordered != ordered || old_team != r.team || old_place < place || place < old_place ||
+      old_place.gpus != place.gpus) {
+    if (was_ordered) m.order_erase(m.teams[static_cast<std::size_t>(old_team)], old_place);
+    if (ordered) m.order_insert(t, place);
+  }
   // As multifactor: the factor in force when a period is charged applies
   // to the whole period (an admin may change a QOS's UsageFactor).
   r.usage_factor = job.usage_factor;
@@ -1033,7 +1140,7 @@ void Engine::end_cycle(TimePoint now) {
   // charged up to the last cycle that saw them, which is already done.
   std::erase_if(m.running, [&](const auto& kv) {
     if (kv.second.last_seen_cycle == m.cycle_no) return false;
-    m.add_held(kv.second.team, -kv.second.gpus);
+    m.leave_team(kv.first, kv.second);
     return true;
   });
   m.queue_current.freeze();
@@ -1052,7 +1159,7 @@ void Engine::job_ended(JobId job, TimePoint end) {
   auto it = m.running.find(job);
   if (it == m.running.end()) return;
   m.charge(it->second, end);
-  m.add_held(it->second.team, -it->second.gpus);
+  m.leave_team(it->first, it->second);
   m.running.erase(it);
 }
 
@@ -1102,7 +1209,7 @@ PreemptCheck Engine::check_preemption(const JobRef& preemptor, const JobRef& vic
   if (preemptor.team != victim.team || preemptor.team < 0) {
     if (m.config.preempt_scope == PreemptScope::kAny) return out;
     bool scavenger = false;
-    const char* why = m.reclaim_refusal(preemptor, victim, now, 0, &scavenger);
+    const char* why = m.reclaim_refusal(preemptor, victim, now, &scavenger);
     if (*why == '\0') {
       out.reclaim = true;
       if (want_reason)
@@ -1172,12 +1279,11 @@ bool Engine::may_reclaim(const JobRef& reclaimer, TimePoint now) const {
 
 bool Engine::reclaim_possible() const { return impl_->reclaim_possible.load(std::memory_order_relaxed); }
 
-PreemptCheck Engine::check_reclaim(const JobRef& reclaimer, const JobRef& victim, TimePoint now,
-                                   double taken_gpus) const {
+PreemptCheck Engine::check_reclaim(const JobRef& reclaimer, const JobRef& victim, TimePoint now) const {
   std::shared_lock lock(impl_->mu);
   PreemptCheck out;
   bool scavenger = false;
-  const char* why = impl_->reclaim_refusal(reclaimer, victim, now, taken_gpus, &scavenger);
+  const char* why = impl_->reclaim_refusal(reclaimer, victim, now, &scavenger);
   out.allowed = out.reclaim = *why == '\0';
   out.reason = !out.allowed ? why : scavenger ? "reclaim allowed: the victim is a scavenger" : "reclaim allowed";
   return out;
@@ -1677,14 +1783,18 @@ Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
     if (!known) cur.live = saved.live;
   }
   m.running.clear();
-  for (auto& t : m.teams) t.held_gpus = 0;
+  for (auto& t : m.teams) {
+    t.held_gpus = 0;
+    t.reclaim_order.clear();
+    t.reclaim_places_stale = true;
+  }
   for (auto& s : jobs) {
     s.job.team = id_of[static_cast<std::size_t>(s.job.team)];
     if (s.job.assoc >= 0) s.job.assoc = assoc_id_of[static_cast<std::size_t>(s.job.assoc)];
     if (!m.assoc_of_team(s.job.assoc, s.job.team)) s.job.assoc = -1;
     s.job.last_seen_cycle = m.cycle_no;
     m.running[s.id] = s.job;
-    m.add_held(s.job.team, s.job.gpus);
+    m.enter_team(s.id, s.job);
   }
   m.have_cycle = have_cycle;
   m.last_cycle = last_cycle;

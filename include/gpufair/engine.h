@@ -154,10 +154,10 @@ class Engine {
                                 TimePoint now, bool want_reason) const;
   // The reclaim rule alone (design.md, "Reclaim"): may `reclaimer`, a
   // pending job of a team below its entitlement, requeue `victim` of a team
-  // over its own? `taken_gpus`: GPUs of the victim's team already chosen for
-  // the same reclaim. check_preemption applies it to cross-team pairs.
-  PreemptCheck check_reclaim(const JobRef& reclaimer, const JobRef& victim, TimePoint now,
-                             double taken_gpus) const;
+  // over its own? Pair by pair: whichever allowed victims a host takes
+  // together, their team ends less than the oldest one's GPUs below its
+  // entitlement. check_preemption applies it to cross-team pairs.
+  PreemptCheck check_reclaim(const JobRef& reclaimer, const JobRef& victim, TimePoint now) const;
   // As of the last cycle: some team below its entitlement has a runnable
   // GPU job waiting and some team over its own may be reclaimed from. Lock
   // free: the preempt plugin asks it for every cross-team pair, and skips

@@ -911,13 +911,14 @@ struct SquatScenario {
     h.pending = {waiting};
     h.cycle();
   }
-  // The squatter's youngest job (the host's pick of a reclaim victim).
-  std::vector<JobRef>::iterator victim() {
+  // The squatter's youngest job but `older` (the host's pick of a reclaim
+  // victim, youngest first; its four jobs started together, so by job id).
+  std::vector<JobRef>::iterator victim(int older = 0) {
     for (auto it = h.running.end(); it != h.running.begin();)
-      if ((--it)->team == squatter) return it;
+      if ((--it)->team == squatter && older-- == 0) return it;
     return h.running.end();
   }
-  PreemptCheck ask(double taken = 0) { return h.engine.check_reclaim(waiting, *victim(), h.now(), taken); }
+  PreemptCheck ask(int older = 0) { return h.engine.check_reclaim(waiting, *victim(older), h.now()); }
 };
 
 TEST(EngineReclaim, Rules) {
@@ -925,13 +926,14 @@ TEST(EngineReclaim, Rules) {
     const char* name;
     const char* params;
     bool squatter_jumped;  // paid a jump price before the ask
-    double taken;          // GPUs of the squatter already chosen
+    int older;             // the victim: the squatter's youngest job but this many
     bool allowed;
     const char* reason;    // part of the refusal
   };
   const Case cases[] = {
       {"reclaim=all: a team over its share gives back", "reclaim=all", false, 0, true, ""},
-      {"...down to its entitlement, not below", "reclaim=all", false, 16, false, "not over its entitlement"},
+      {"...its youngest jobs while it is over (16 of 32 GPUs)", "reclaim=all", false, 1, true, ""},
+      {"...down to its entitlement", "reclaim=all", false, 2, false, "without the jobs a reclaim takes first"},
       {"default (jumpers): an honest squatter keeps its GPUs", "", false, 0, false, "has not jumped"},
       {"default (jumpers): a team that jumped the queue gives back", "", true, 0, true, ""},
       {"reclaim=off", "reclaim=off", true, 0, false, "reclaim=off"},
@@ -943,13 +945,13 @@ TEST(EngineReclaim, Rules) {
                                                           s.h.running.front(), s.h.now());
       ASSERT_GT(d.charged_gpu_s, 0) << c.name << ": " << d.reason;
     }
-    const PreemptCheck r = s.ask(c.taken);
+    const PreemptCheck r = s.ask(c.older);
     EXPECT_EQ(r.allowed, c.allowed) << c.name << ": " << r.reason;
     EXPECT_EQ(r.reclaim, c.allowed) << c.name;
     EXPECT_NE(r.reason.find(c.reason), std::string::npos) << c.name << ": " << r.reason;
     // check_preemption applies the same rule to cross-team pairs.
-    const PreemptCheck p = s.h.engine.check_preemption(s.waiting, s.h.running.back(), s.h.now(), true);
-    EXPECT_EQ(p.allowed, c.taken > 0 ? true : c.allowed) << c.name << ": " << p.reason;
+    const PreemptCheck p = s.h.engine.check_preemption(s.waiting, *s.victim(c.older), s.h.now(), true);
+    EXPECT_EQ(p.allowed, c.allowed) << c.name << ": " << p.reason;
   }
 }
 
@@ -998,7 +1000,61 @@ TEST(EngineReclaim, StopsAtEntitlementsSoNoPingPong) {
   // And the other way round: the squatter, now at its share, cannot take back.
   JobRef back = make_job(500, s.squatter, 0, 8, s.h.now() - kHour);
   EXPECT_EQ(s.h.running.back().team, s.waiter);
-  EXPECT_FALSE(s.h.engine.check_reclaim(back, s.h.running.back(), s.h.now(), 0).allowed);
+  EXPECT_FALSE(s.h.engine.check_reclaim(back, s.h.running.back(), s.h.now()).allowed);
+}
+
+// Slurm asks the preempt plugin about each (preemptor, victim) pair with
+// nothing chosen yet, then takes allowed victims in its own order until the
+// job fits. Whatever set of allowed victims it takes, the victim's team must
+// end less than one victim's GPUs below its entitlement (the bound of taking
+// its jobs one by one while it is over, in reclaim order: the lowest rank
+// first, the youngest first within a rank).
+TEST(EngineReclaim, AnySetOfAllowedVictimsEndsAsTakingThemInOrderWhileOver) {
+  struct Case {
+    const char* name;
+    std::vector<std::pair<double, int>> squatter_jobs;  // (GPUs, rank), oldest first
+    std::vector<bool> allowed;                           // per job, oldest first
+  };
+  const Case cases[] = {
+      // Entitled to 16 on 32 GPUs; 28 held: 12 to give back, youngest first.
+      {"the youngest jobs while the team is over", {{8, 0}, {8, 0}, {4, 0}, {4, 0}, {4, 0}},
+       {false, false, true, true, true}},
+      // 17 held: one GPU over. The youngest goes even if it takes the team
+      // below (as one by one), and no older one with it.
+      {"one GPU over: the youngest job only", {{8, 0}, {1, 0}, {8, 0}}, {false, false, true}},
+      // Lower ranks go first: an older low job before a younger middle one.
+      {"lower ranks first, then the youngest", {{4, 0}, {8, 5}, {4, 0}, {8, 5}, {4, 5}},
+       {true, false, true, false, true}},
+      // A job of a rank the reclaimer may not take comes after every one it may.
+      {"jobs it cannot take do not count", {{8, 0}, {4, 0}, {4, 0}, {8, 10}}, {false, true, true, false}},
+      {"at its entitlement: none", {{8, 0}, {8, 0}}, {false, false}},
+  };
+  for (const auto& c : cases) {
+    Host h("reclaim=all");
+    TeamId squatter, waiter;
+    two_equal_teams(h, squatter, "squatter", waiter, "waiter");
+    double held = 0;
+    for (std::size_t i = 0; i < c.squatter_jobs.size(); ++i) {
+      const auto [gpus, rank] = c.squatter_jobs[i];
+      const TimePoint start = kT0 - 3600 + 60 * static_cast<TimePoint>(i);
+      h.running.push_back(make_job(10 + i, squatter, rank, gpus, start - 60, start));
+      held += gpus;
+    }
+    const JobRef waiting = make_job(1, waiter, 5, 8, kT0 - kHour);  // rank 5: outranked by 10 only
+    h.pending = {waiting};
+    h.cycle();
+    double taken = 0, biggest_taken = 0;
+    for (std::size_t i = 0; i < h.running.size(); ++i) {
+      const PreemptCheck p = h.engine.check_preemption(waiting, h.running[i], h.now(), true);
+      EXPECT_EQ(p.allowed, c.allowed[i]) << c.name << ", job " << i << ": " << p.reason;
+      if (!p.allowed) continue;
+      biggest_taken = std::max(biggest_taken, h.running[i].gpus);
+      taken += h.running[i].gpus;
+    }
+    if (taken > 0) {
+      EXPECT_GT(held - taken + biggest_taken, 16) << c.name << ": every allowed victim together";
+    }
+  }
 }
 
 TEST(EngineReclaim, AnIdleTeamLeavesItsShareToTheOthers) {
@@ -1016,10 +1072,10 @@ TEST(EngineReclaim, HeldOrGpuLessReclaimersCannot) {
   SquatScenario s("reclaim=all");
   JobRef held = s.waiting;
   held.runnable = false;
-  EXPECT_FALSE(s.h.engine.check_reclaim(held, s.h.running.back(), s.h.now(), 0).allowed);
+  EXPECT_FALSE(s.h.engine.check_reclaim(held, s.h.running.back(), s.h.now()).allowed);
   JobRef cpu = s.waiting;
   cpu.gpus = 0;
-  EXPECT_FALSE(s.h.engine.check_reclaim(cpu, s.h.running.back(), s.h.now(), 0).allowed);
+  EXPECT_FALSE(s.h.engine.check_reclaim(cpu, s.h.running.back(), s.h.now()).allowed);
 }
 
 // A recorded reclaim moves the GPUs at once: Slurm asks the predicates on
@@ -1032,7 +1088,7 @@ TEST(EngineReclaim, RecordedReclaimsMoveHeldGpusBeforeTheNextCycle) {
     JobRef reclaimer = s.waiting;
     reclaimer.id = 1 + static_cast<JobId>(i);
     const JobRef victim = s.h.running[3 - static_cast<std::size_t>(i)];  // youngest first, no cycle between
-    if (!s.h.engine.check_reclaim(reclaimer, victim, s.h.now(), 0).allowed) break;
+    if (!s.h.engine.check_reclaim(reclaimer, victim, s.h.now()).allowed) break;
     ++allowed;
     const BaitDecision d = s.h.engine.record_preemption(reclaimer, victim, s.h.now());
     EXPECT_TRUE(d.reclaim) << d.reason;
@@ -1118,7 +1174,7 @@ TEST(EngineScavenger, Rules) {
     const JobRef victim = make_job(11, s.jumper, c.victim_rank, 8, kT0 - kHour, kT0 + c.victim_start);
     JobRef reclaimer = s.waiting;
     reclaimer.rank = c.reclaimer_rank;
-    const PreemptCheck r = s.h.engine.check_reclaim(reclaimer, victim, kT0 + c.ask_at, 0);
+    const PreemptCheck r = s.h.engine.check_reclaim(reclaimer, victim, kT0 + c.ask_at);
     EXPECT_EQ(r.allowed, c.allowed) << c.name << ": " << r.reason;
     EXPECT_NE(r.reason.find(c.reason), std::string::npos) << c.name << ": " << r.reason;
     // The preempt plugin's predicate decides the same, quietly too.
@@ -1146,7 +1202,7 @@ TEST(EngineScavenger, TopRankIsForgottenWhenPreemptByChanges) {
     const JobRef tier5 = make_job(11, s.jumper, 5, 8, kT0 - kHour, kT0 + 60);
     JobRef reclaimer = s.waiting;
     reclaimer.rank = 5;
-    const PreemptCheck before = s.h.engine.check_reclaim(reclaimer, tier5, kT0 + 120, 0);
+    const PreemptCheck before = s.h.engine.check_reclaim(reclaimer, tier5, kT0 + 120);
     EXPECT_TRUE(before.allowed) << "under QOS ranks a rank-5 job is below the team's top: a scavenger: "
                                 << before.reason;
     Engine switched(config_from("preempt_by=partition"));
@@ -1162,7 +1218,7 @@ TEST(EngineScavenger, TopRankIsForgottenWhenPreemptByChanges) {
     for (const auto& j : s.h.running) e.observe_running(j, kT0 + 90);
     e.observe_pending(s.waiting);
     e.end_cycle(kT0 + 90);
-    const PreemptCheck r = e.check_reclaim(reclaimer, tier5, kT0 + 120, 0);
+    const PreemptCheck r = e.check_reclaim(reclaimer, tier5, kT0 + 120);
     EXPECT_FALSE(r.allowed) << (via_state ? "state: " : "reconfigure: ") << r.reason;
     EXPECT_NE(r.reason.find("exceed its entitlement"), std::string::npos) << r.reason;
     // Saved again, the new scale stays.
@@ -1180,12 +1236,12 @@ TEST(EngineScavenger, ATeamInAnEpisodeMayNotReclaimWithJobsThatWouldBeScavengers
   s.jump(2, kT0);
   s.h.engine.record_preemption(make_job(3, s.other, 10, 8, kT0 - 60), s.h.running[1], kT0 + 30);
   const JobRef victim = make_job(11, s.jumper, 0, 8, kT0 - kHour, kT0 + 60);
-  const PreemptCheck low = s.h.engine.check_reclaim(s.waiting, victim, kT0 + 120, 0);
+  const PreemptCheck low = s.h.engine.check_reclaim(s.waiting, victim, kT0 + 120);
   EXPECT_FALSE(low.allowed);
   EXPECT_NE(low.reason.find("would run as a scavenger"), std::string::npos) << low.reason;
   JobRef urgent = s.waiting;
   urgent.rank = 10;
-  EXPECT_TRUE(s.h.engine.check_reclaim(urgent, victim, kT0 + 120, 0).allowed);
+  EXPECT_TRUE(s.h.engine.check_reclaim(urgent, victim, kT0 + 120).allowed);
   // The reclaimer's side alone says the same.
   EXPECT_FALSE(s.h.engine.may_reclaim(s.waiting, kT0 + 120));
   EXPECT_TRUE(s.h.engine.may_reclaim(urgent, kT0 + 120));
@@ -1202,15 +1258,15 @@ TEST(EngineScavenger, AReclaimerIsNeverAScavengerSoNoPingPong) {
   ScavScenario s("scavenger_window=2h");
   s.jump(2, kT0);
   const JobRef scav = make_job(11, s.jumper, 0, 8, kT0 - kHour, kT0 + 60);
-  ASSERT_TRUE(s.h.engine.check_reclaim(s.waiting, scav, kT0 + 120, 0).allowed);
+  ASSERT_TRUE(s.h.engine.check_reclaim(s.waiting, scav, kT0 + 120).allowed);
   s.h.engine.record_preemption(s.waiting, scav, kT0 + 120);
   const JobRef reclaimer = make_job(s.waiting.id, s.other, 0, 8, kT0 - kHour, kT0 + 120);
   s.h.engine.record_preemption(make_job(3, s.other, 10, 8, kT0 + 3 * kHour), s.h.running[1], kT0 + 3 * kHour);
   const JobRef back = make_job(12, s.jumper, 0, 8, kT0);
-  const PreemptCheck r = s.h.engine.check_reclaim(back, reclaimer, kT0 + 3 * kHour + 60, 0);
+  const PreemptCheck r = s.h.engine.check_reclaim(back, reclaimer, kT0 + 3 * kHour + 60);
   EXPECT_EQ(r.reason.find("scavenger"), std::string::npos) << r.reason;
   const JobRef later = make_job(30, s.other, 0, 8, kT0, kT0 + 3 * kHour + 30);
-  const PreemptCheck l = s.h.engine.check_reclaim(back, later, kT0 + 3 * kHour + 60, 0);
+  const PreemptCheck l = s.h.engine.check_reclaim(back, later, kT0 + 3 * kHour + 60);
   EXPECT_TRUE(l.allowed) << l.reason;
   EXPECT_NE(l.reason.find("scavenger"), std::string::npos) << l.reason;
 }
