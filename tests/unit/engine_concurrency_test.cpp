@@ -17,7 +17,7 @@ namespace gpufair {
 namespace {
 
 TEST(EngineConcurrency, ReadersAndWritersTogether) {
-  auto config = parse_config("half_life=1d,calc_period=60");
+  auto config = parse_config("half_life=1d,calc_period=60,reclaim=all");
   ASSERT_TRUE(config.ok());
   Engine engine(*config);
   constexpr int kTeams = 8;
@@ -45,6 +45,20 @@ TEST(EngineConcurrency, ReadersAndWritersTogether) {
       v.start = now.load() - 100;
       v.id = 1000 + static_cast<JobId>(local % 50);
       (void)engine.check_preemption(p, v, now.load(), local % 2 == 0);
+      // A cross-team pair: team 0 runs far over its entitlement, so the
+      // reclaim rule reaches its victim's place in team 0's reclaim order
+      // (rebuilt by readers after the writer's changes).
+      JobRef r, sq;
+      r.id = 9000;
+      r.team = 1;
+      r.gpus = 1;
+      r.runnable = true;
+      r.submit = now.load() - 600;
+      sq.id = 2000 + static_cast<JobId>(local % 12);
+      sq.team = 0;
+      sq.gpus = 1;
+      sq.start = now.load() - 300;
+      (void)engine.check_preemption(r, sq, now.load(), local % 2 == 1);
       if (++local == 1) ++started;
     }
     reads += local;
@@ -68,6 +82,14 @@ TEST(EngineConcurrency, ReadersAndWritersTogether) {
         q.team = (j + 3) % kTeams;
         q.submit = t - 3600;
         engine.observe_pending(q);
+      }
+      for (int j = 0; j < 12; ++j) {  // team 0 far over its entitlement, some jobs new each cycle
+        JobRef r;
+        r.id = 2000 + static_cast<JobId>(j + cycle % 3);
+        r.team = 0;
+        r.gpus = 1;
+        r.start = t - 60 * j;
+        engine.observe_running(r, t);
       }
       engine.end_cycle(t);
       JobRef p, v;
