@@ -56,7 +56,7 @@ const Strategy kStrategies[] = {
     // The gamer's real work is queued early at low QOS as well: its waits
     // are mostly those low jobs', so FIFO shows a gain on 4 of these 5 seeds
     // only (p50; at p90 on none). Harm open
-    // (20 seeds: 1.72 against the null gamer's 1.48). The team waiting below
+    // (20 seeds: 1.73 against the null gamer's 1.48). The team waiting below
     // its entitlement is mostly the gamer itself, whose low real work may
     // not reclaim during its episode, so reclaim=all cannot do better than
     // the default there (80-83 % of the time under both).
