@@ -13,6 +13,9 @@
  *     Preempt= lists no longer matter; in-team ranks are the tiers.
  *  3. The real event: the grace-time query after an allowed pair reports
  *     the preemption to the core once, with the preemptor that pair named.
+ *  4. Reclaim asked pair by pair, as Slurm asks: of a team over its
+ *     entitlement, exactly the jobs the rule may take together are allowed
+ *     (design.md, "Reclaim"), whichever of them Slurm then picks.
  */
 #include <stdio.h>
 #include <string.h>
@@ -293,11 +296,80 @@ static void test_plugin_partition_mode(void)
 	memset(jobs, 0, sizeof(jobs));
 }
 
+/* GPUs as Slurm counts them: TRES 2 is gres/gpu. */
+static slurmdb_tres_rec_t tres_cpu = { .type = "cpu" },
+			  tres_mem = { .type = "mem" },
+			  tres_gpu = { .type = "gres", .name = "gpu" };
+static slurmdb_tres_rec_t *tres_array[] = { &tres_cpu, &tres_mem, &tres_gpu };
+
+static void test_reclaim_pair_by_pair(void)
+{
+	/* 32 GPUs, teama and teamb active: 16 each. teama runs 28 (8, 8, 4,
+	 * 4, 4, oldest first), 12 over; bob waits with 8. In reclaim order
+	 * (youngest first, one rank) the three 4-GPU jobs are 12 together:
+	 * those three, and not the 8-GPU ones, which would take teama to 8. */
+	static const uint32_t gpus[5] = { 8, 8, 4, 4, 4 };
+	const int64_t now = 1700000000;
+	gpufair_engine_t *e = _engine("reclaim=all,preempt_scope=team");
+	int32_t ta = gpufair_team_id(e, "teama"), tb = gpufair_team_id(e, "teamb");
+	job_record_t run[5], waiting = _job(310, &bob, &batch, &q_low, JOB_PENDING);
+	uint64_t alloc[5][3] = { { 0 } }, req[3] = { 0, 0, 8 };
+	uint32_t allowed_gpus = 0;
+	bool allowed[5];
+
+	assoc_mgr_tres_array = tres_array;
+	g_tres_count = 3;
+	slurm_conf.last_update++; /* the TRES map is rebuilt with the snapshot */
+	waiting.tres_req_cnt = req;
+	waiting.details = NULL;
+	gpufair_set_cluster_gpus(e, 32);
+	gpufair_cycle_begin(e, now);
+	for (int i = 0; i < 5; i++) {
+		gpufair_job_t g = { .job_id = 301 + i, .team = ta,
+				    .gpus = gpus[i],
+				    .start_time = now - 3600 + 60 * i,
+				    .submit_time = now - 7200 };
+
+		run[i] = _job(301 + i, &alice, &batch, &q_low, JOB_RUNNING);
+		run[i].start_time = g.start_time;
+		alloc[i][2] = gpus[i];
+		run[i].tres_alloc_cnt = alloc[i];
+		run[i].tres_req_cnt = alloc[i];
+		gpufair_observe_running(e, &g);
+	}
+	{
+		gpufair_job_t w = { .job_id = 310, .team = tb, .gpus = 8,
+				    .submit_time = now - 600,
+				    .priority = 1000 };
+
+		gpufair_observe_pending(e, &w);
+	}
+	gpufair_cycle_end(e, now);
+	CHECK(gpufair_reclaim_possible(e), "a reclaim is possible");
+	for (int i = 0; i < 5; i++) {
+		allowed[i] = preempt_p_preemptable(&run[i], &waiting);
+		if (allowed[i])
+			allowed_gpus += gpus[i];
+	}
+	CHECK(!allowed[0] && !allowed[1] && allowed[2] && allowed[3] &&
+		      allowed[4],
+	      "allowed: %d %d %d %d %d, wanted the three 4-GPU jobs only",
+	      allowed[0], allowed[1], allowed[2], allowed[3], allowed[4]);
+	CHECK(28 - allowed_gpus >= 16,
+	      "every allowed victim together leaves teama %u of its 16",
+	      28 - allowed_gpus);
+	gpufair_global_set(NULL);
+	gpufair_engine_free(e);
+	assoc_mgr_tres_array = NULL;
+	g_tres_count = 0;
+}
+
 int main(void)
 {
 	_setup();
 	test_partition_rule();
 	test_plugin_partition_mode();
+	test_reclaim_pair_by_pair();
 	gf_preempt_conf_free();
 	if (!failures)
 		printf("OK: preempt/gpufair predicates on fake records\n");
