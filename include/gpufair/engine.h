@@ -10,7 +10,9 @@
 // At any time: job_ended(), priority(), allow_preemption(), record_preemption().
 //
 // Locking: mutating calls hold an exclusive lock; priority() and
-// allow_preemption() hold a shared lock and read the per-cycle factor table.
+// allow_preemption() hold a shared lock and read the per-cycle factor table;
+// a reclaim check also holds, inside it, a mutex of its own while it reads
+// (and after a change rebuilds) the victim's team's reclaim-order array.
 #pragma once
 
 #include <cstddef>
