@@ -40,9 +40,9 @@ struct RunningJob {
   double gpus = 0;
   double usage_factor = 1;  // QOS UsageFactor: scales the ledger's charge only
   TimePoint charged_until = 0;
-  // Its place in its team's running_by_start (reclaim's bound): the start
-  // the host reports (first sight if none; 0 after a restart until the next
-  // cycle) and its in-team rank.
+  // Its place in its team's reclaim_order: the start the host reports
+  // (first sight if none; 0 after a restart until the next cycle) and its
+  // in-team rank.
   TimePoint start = 0;
   int rank = 0;
   std::uint64_t last_seen_cycle = 0;
@@ -765,7 +765,7 @@ struct Engine::Impl {
   // when victims are taken in order while the team is over. Every job
   // before the victim is of no higher rank than it, so the reclaimer could
   // take it too. A binary search in reclaim_places (BM_ReclaimCheckBigTeam:
-  // docs/performance.md).
+  // design.md, "Reclaim").
   bool over_without_earlier(const TeamState& v, const JobRef& victim, double excess) const {
     ReclaimOrder key{victim.rank, victim.start, victim.id};
     if (const auto vit = running.find(victim.id); vit != running.end() && vit->second.team == victim.team)
