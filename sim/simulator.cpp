@@ -183,8 +183,8 @@ class Simulator {
   bool detector_labelled_ = false;
   bool judges_bait_ = false;  // the policy has a bait detector to score
   std::vector<NodeShare> scratch_placement_;
-  // The current victim set's tallies (victim_set_for): GPUs freed per node,
-  // GPUs chosen per team, and which entries are non-zero.
+  // The current victim set's tallies (victim_set_for): GPUs freed per node
+  // and which entries are non-zero.
   std::vector<std::int32_t> freed_on_node_;
   std::vector<std::int32_t> freed_touched_;
   std::vector<std::int32_t> candidate_teams_;  // try_preempt: whose jobs it may preempt
