@@ -209,6 +209,33 @@ void BM_ReclaimCheckBigTeam(benchmark::State& state) {
 }
 BENCHMARK(BM_ReclaimCheckBigTeam);
 
+// One cycle over a big team: 8,000 running jobs of one team reported, 80 of
+// them new each cycle (as jobs start and end). What keeping the team's
+// reclaim order costs the cycle (design.md, "Reclaim").
+void BM_CycleBigTeam(benchmark::State& state) {
+  auto config = parse_config("reclaim=all");
+  Engine e(*config);
+  e.set_cluster_gpus(10'000);
+  e.team_for_account("team0");
+  e.team_for_account("team1");
+  TimePoint now = kT0;
+  JobId fresh = 1'000'000;
+  for (auto _ : state) {
+    now += 60;
+    e.begin_cycle(now);
+    for (int i = 0; i < 8'000; ++i) {
+      JobRef j;
+      j.id = i % 100 == 0 ? ++fresh : static_cast<JobId>(i + 1);
+      j.team = 0;
+      j.gpus = 1;
+      j.start = kT0 - 86'400 + i;
+      e.observe_running(j, now);
+    }
+    e.end_cycle(now);
+  }
+}
+BENCHMARK(BM_CycleBigTeam)->Unit(benchmark::kMicrosecond);
+
 }  // namespace
 }  // namespace gpufair
 
