@@ -53,10 +53,10 @@ struct RunningJob {
 };
 
 // A running job's place in the order a reclaim takes a team's jobs in: the
-// lowest rank first, the youngest first within a rank (the simulator's
-// walk; Slurm's candidates come by rank too, then in an order of its own,
-// which the bound does not depend on: reclaim_refusal). `gpus` rides along
-// and is not part of the order.
+// lowest rank first, the youngest first within a rank (as the simulator
+// walks, but for ties in start; Slurm's candidates come by rank too, then in
+// an order of its own, which the bound does not depend on:
+// reclaim_refusal). `gpus` rides along and is not part of the order.
 struct ReclaimOrder {
   int rank;
   TimePoint start;
