@@ -49,6 +49,9 @@ cluster (a scenario sets these; the flags override it):
   --requeue-hold D        a requeued victim may start again this long after it was preempted
                           (Slurm: the credential expiry window + 1 s; default 1201s, 0 = at once)
   --preempt-mode M        requeue (default; the victim goes back to the queue) or cancel
+  --handoff H             who gets the GPUs a backfill preemption frees: preemptor (default:
+                          it starts on them at once) or priority (Slurm's: the next passes
+                          give them in priority order; docs/design.md, "Preemption hand-off")
   --horizon D             stop at simulated time D (default: scenario duration, or when
                           every trace job is done)
   --measure-from D        count GPU-hours, shares and Jain from D (warm-up excluded)
@@ -209,6 +212,7 @@ int main(int argc, char** argv) {
   std::optional<Seconds> horizon, measure_from, bf_interval, bf_window, requeue_hold;
   std::optional<std::int32_t> bf_depth;
   std::optional<PreemptMode> preempt_mode;
+  std::optional<Handoff> handoff;
   std::uint64_t seed = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -231,6 +235,11 @@ int main(int argc, char** argv) {
       if (v == "requeue") preempt_mode = PreemptMode::kRequeue;
       else if (v == "cancel") preempt_mode = PreemptMode::kCancel;
       else usage_error("--preempt-mode '" + v + "' is not requeue or cancel");
+    } else if (a == "--handoff") {
+      const auto v = value();
+      if (v == "priority") handoff = Handoff::kPriority;
+      else if (v == "preemptor") handoff = Handoff::kPreemptor;
+      else usage_error("--handoff '" + v + "' is not priority or preemptor");
     } else if (a == "--horizon") horizon = duration_arg(a, value());
     else if (a == "--measure-from") measure_from = duration_arg(a, value());
     else if (a == "--policy") policies = {value()};
@@ -281,6 +290,7 @@ int main(int argc, char** argv) {
     if (bf_window) options.backfill_window = std::max<Seconds>(1, *bf_window);
     if (requeue_hold) options.requeue_hold = std::max<Seconds>(0, *requeue_hold);
     if (preempt_mode) options.preempt_mode = *preempt_mode;
+    if (handoff) options.handoff = *handoff;
     if (horizon) options.horizon = *horizon;
     if (measure_from) options.measure_from = *measure_from;
     if (!gaming.empty()) options.gaming_team = gaming;

@@ -194,6 +194,7 @@ std::string to_json(const RunResult& r, const std::string& scenario) {
   field("cluster_gpus", std::to_string(r.cluster_gpus));
   field("jobs", std::to_string(r.jobs));
   field("preemptions", std::to_string(r.preemptions));
+  field("preemptors_left_pending", std::to_string(r.preemptors_left_pending));
   field("rejected_jobs", std::to_string(r.rejected_jobs));
   field("skipped_rows", std::to_string(r.skipped_rows));
   field("events", std::to_string(r.events));

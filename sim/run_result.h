@@ -74,6 +74,8 @@ struct RunResult {
   double cpu_seconds = 0;     // CPU time of this process during the run (not deterministic)
   std::uint64_t jobs = 0, events = 0, preemptions = 0, rejected_jobs = 0, skipped_rows = 0;
   std::uint64_t cycles = 0;
+  // Backfill preemptions that left their preemptor pending (Handoff::kPriority).
+  std::uint64_t preemptors_left_pending = 0;
   // Time some team held above kOverEntitlement x its entitlement while a
   // team below its own had a fitting job waiting (TeamResult above).
   double over_entitlement_s = 0;

@@ -332,7 +332,7 @@ Scenario load_scenario(const std::string& path, std::uint64_t seed_override) {
   }
   const auto* cluster = root.find("cluster");
   if (!cluster) r.fail(root, "the scenario needs 'cluster' with at least 'gpus'");
-  r.check_keys(*cluster, {"gpus", "gpus_per_node", "backfill", "backfill_interval", "backfill_depth", "backfill_window", "preempt_mode"}, "cluster");
+  r.check_keys(*cluster, {"gpus", "gpus_per_node", "backfill", "backfill_interval", "backfill_depth", "backfill_window", "preempt_mode", "handoff"}, "cluster");
   if (!cluster->find("gpus")) r.fail(*cluster, "cluster needs 'gpus'");
   o.gpus = static_cast<std::int32_t>(r.number(*cluster->find("gpus"), "gpus", 1, 1e8));
   if (const auto* v = cluster->find("gpus_per_node")) {
@@ -354,6 +354,12 @@ Scenario load_scenario(const std::string& path, std::uint64_t seed_override) {
     if (s == "requeue") o.preempt_mode = PreemptMode::kRequeue;
     else if (s == "cancel") o.preempt_mode = PreemptMode::kCancel;
     else r.fail(*v, "preempt_mode '" + s + "' is not requeue or cancel");
+  }
+  if (const auto* v = cluster->find("handoff")) {
+    const auto s = lower(r.scalar(*v, "handoff"));
+    if (s == "priority") o.handoff = Handoff::kPriority;
+    else if (s == "preemptor") o.handoff = Handoff::kPreemptor;
+    else r.fail(*v, "handoff '" + s + "' is not priority or preemptor");
   }
   if (const auto* p = root.find("policy")) {
     if (!p->is_map()) r.fail(*p, "policy must be a mapping of PriorityParameters keys");

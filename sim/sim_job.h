@@ -26,6 +26,7 @@ struct SimJob {
   std::uint32_t queue_epoch = 0;  // the PendingQueue key's epoch while pending
   std::uint32_t generation = 0;  // bumped when a run ends early: its end event goes stale
   std::uint64_t preempt_try = 0; // (cycle, team change) stamp of a try the policy refused
+  TimePoint preempted_at = -1;   // its last preemption that left it pending (Handoff::kPriority)
   bool judged_bait = false;      // a detector decision or refusal called it bait
   bool involved = false;         // it was ever a preemption candidate the policy judged
   bool refused = false;          // the policy refused to let it be preempted at least once

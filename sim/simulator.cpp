@@ -22,6 +22,9 @@ namespace {
 
 constexpr TimePoint kNever = std::numeric_limits<TimePoint>::max();
 constexpr size_t kSeriesBuckets = 96;
+// Slurm's KillWait + MessageTimeout defaults (30 s + 10 s): how long a job
+// that preempted waits before it may preempt again (try_preemption).
+constexpr Seconds kPreemptRetry = 40;
 constexpr int kMaxRank = kRankHigh;
 
 // Victim order inside a team and rank: youngest first (the least work lost).
@@ -117,8 +120,12 @@ class Simulator {
   std::int64_t reserved_gpus_taken(const SimJob& j, const VictimSet& vs) const;
   bool within_reserve(const SimJob& j, const VictimSet& vs);
   void displace(std::uint32_t slot, TimePoint now, VictimSet& vs);
-  void backfill(TimePoint now);
-  void backfill_preempts(std::uint32_t slot, TimePoint now, HeadReserve reserve, std::int64_t& extra);
+  // One backfill pass; true when it ended at a preemption whose freed GPUs
+  // go back to the queue (Handoff::kPriority): the caller runs the main
+  // pass and a new pass from the top, as Slurm's next passes would.
+  bool backfill(TimePoint now);
+  // true: it preempted and left the freed GPUs to the queue (the pass ends).
+  bool backfill_preempts(std::uint32_t slot, TimePoint now, HeadReserve reserve, std::int64_t& extra);
   void release_held(TimePoint now);
 
   // Metrics.
@@ -165,6 +172,8 @@ class Simulator {
     bool capped;  // tried with a limit on the GPUs the head's reservation counts on
   };
   std::vector<FailedTry> failed_tries_;  // backfill: this pass's failed preemption tries
+  bool in_backfill_ = false;  // the preemption being tried is a backfill pass's
+  bool handed_off_ = false;   // the last preemption left its preemptor pending
   std::uint64_t seq_ = 0;
   JobId next_id_ = 1;
 
@@ -485,7 +494,13 @@ void Simulator::schedule(TimePoint now) {
   main_pass(now);
   head_preempts(now);
   if (options_.backfill && changed_ && now >= next_backfill_ && !pending_.empty()) {
-    backfill(now);
+    // Each restart follows a preemption by a job that may not preempt again
+    // for kPreemptRetry, so the loop ends.
+    while (backfill(now)) {
+      main_pass(now);
+      head_preempts(now);
+      if (pending_.empty()) break;
+    }
     next_backfill_ = now + options_.backfill_interval;
     changed_ = false;
   }
@@ -518,6 +533,11 @@ void Simulator::head_preempts(TimePoint now) {
 }
 
 bool Simulator::try_preemption(std::uint32_t slot, TimePoint now, HeadReserve reserve) {
+  // Slurm does not preempt again for a job whose last preemption is
+  // younger than KillWait + MessageTimeout (select_nodes' kill_pending,
+  // node_scheduler.c): its victims may still be on their way out.
+  const SimJob& p = job(slot);
+  if (p.preempted_at >= 0 && now < p.preempted_at + kPreemptRetry) return false;
   const HeadReserve saved = reserve_;
   reserve_ = reserve;
   const bool started = (job(slot).rank > kRankLow && try_preempt(slot, now)) ||
@@ -745,6 +765,15 @@ void Simulator::displace(std::uint32_t slot, TimePoint now, VictimSet& vs) {
     }
     stop(vslot, now, false);
   }
+  // A backfill preemptor waits for the next passes like any pending job:
+  // the freed GPUs go to whoever comes first in priority order and fits.
+  // The head's are its own (it is first), so it starts on them now.
+  handed_off_ = in_backfill_ && options_.handoff == Handoff::kPriority;
+  if (handed_off_) {
+    j.preempted_at = now;
+    ++result_.preemptors_left_pending;
+    return;
+  }
   if (vs.flat) {
     start(slot, now, nullptr);
   } else {
@@ -754,7 +783,7 @@ void Simulator::displace(std::uint32_t slot, TimePoint now, VictimSet& vs) {
   }
 }
 
-void Simulator::backfill(TimePoint now) {
+bool Simulator::backfill(TimePoint now) {
   // EASY: the blocked head gets a reservation at the earliest time enough
   // GPUs come free (the shadow time); a later job may start now if it ends
   // before then or fits in the GPUs the head will not need. As in Slurm, no
@@ -763,7 +792,7 @@ void Simulator::backfill(TimePoint now) {
   // Nothing fits and nothing may preempt: the pass could start nothing.
   if (pool_.nothing_fits() && pending_gpuless_ == 0 && !(policy_->reclaims() && policy_->reclaim_possible()) &&
       !any_lower_rank_running())
-    return;
+    return false;
   auto walk = pending_.walk();
   const auto head = *walk.next();
   const auto head_gpus = job(head.slot).gpus;
@@ -801,7 +830,8 @@ void Simulator::backfill(TimePoint now) {
     const bool may_preempt = j.gpus > 0 && (reclaim || j.rank > kRankLow);
     const HeadReserve within_spare{std::max<std::int64_t>(0, extra), shadow};
     if (!pool_.fits(j.gpus)) {
-      if (may_preempt) backfill_preempts(slot, now, before_shadow ? HeadReserve{} : within_spare, extra);
+      if (may_preempt && backfill_preempts(slot, now, before_shadow ? HeadReserve{} : within_spare, extra))
+        return true;
       continue;
     }
     if (before_shadow) {
@@ -814,26 +844,32 @@ void Simulator::backfill(TimePoint now) {
       // on the nodes the reservation leaves, with preemptable jobs counted
       // as free, so it may start now by preempting, taking of the GPUs the
       // reservation counts on at most what the head can spare.
-      backfill_preempts(slot, now, within_spare, extra);
+      if (backfill_preempts(slot, now, within_spare, extra)) return true;
     }
   }
+  return false;
 }
 
 // One backfill preemption try, unless one of the same team and rank that
 // needed no more GPUs failed in this pass under no looser limit (`extra`
 // only shrinks in a pass). What a limited start takes of the head's GPUs
 // comes off its spare ones.
-void Simulator::backfill_preempts(std::uint32_t slot, TimePoint now, HeadReserve reserve, std::int64_t& extra) {
+bool Simulator::backfill_preempts(std::uint32_t slot, TimePoint now, HeadReserve reserve, std::int64_t& extra) {
   const SimJob& j = job(slot);
   const bool capped = reserve.spare >= 0;
   for (const auto& f : failed_tries_)
-    if (f.team == j.team && f.rank == j.rank && f.gpus <= j.gpus && (capped || !f.capped)) return;
-  if (try_preemption(slot, now, reserve)) {
+    if (f.team == j.team && f.rank == j.rank && f.gpus <= j.gpus && (capped || !f.capped)) return false;
+  in_backfill_ = true;
+  handed_off_ = false;
+  const bool preempted = try_preemption(slot, now, reserve);
+  in_backfill_ = false;
+  if (preempted) {
     extra -= last_reserved_taken_;
     failed_tries_.clear();
   } else {
     failed_tries_.push_back({j.team, j.rank, j.gpus, capped});
   }
+  return preempted && handed_off_;
 }
 
 void Simulator::finish(TimePoint end) {

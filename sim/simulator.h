@@ -49,6 +49,15 @@ namespace gpufair::sim {
 
 enum class PreemptMode { kRequeue, kCancel };
 
+// Who gets the GPUs a backfill preemption frees. Slurm requeues the victims
+// and leaves the preemptor pending (select_nodes returns ESLURM_NODES_BUSY,
+// node_scheduler.c); nothing holds the freed GPUs for it, so the next
+// scheduling pass gives them in priority order, to a job ahead of the
+// preemptor when one fits there (kPriority, Slurm's). kPreemptor: the
+// preemptor starts on them at once (the default until the figures in
+// docs/design.md are measured again under kPriority; "Preemption hand-off").
+enum class Handoff { kPriority, kPreemptor };
+
 struct SimOptions {
   std::int32_t gpus = 0;            // cluster size (required)
   std::int32_t gpus_per_node = 0;   // 0 = one flat pool
@@ -60,6 +69,7 @@ struct SimOptions {
   // A requeued victim may start again this long after it was preempted:
   // Slurm sets its begin time to now + the credential expiry window + 1.
   Seconds requeue_hold = 1201;
+  Handoff handoff = Handoff::kPreemptor;
   TimePoint horizon = 0;            // stop here; 0 = run until every job is done
   TimePoint measure_from = 0;       // GPU-hours, shares and Jain count from here
   std::string gaming_team;          // overrides the workload's

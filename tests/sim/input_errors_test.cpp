@@ -132,6 +132,7 @@ TEST(ScenarioErrors, EachProblemNamesItsLine) {
        ":6: unknown key 'shares' in workload"},
       {std::string(kGood) + "  - name: a\n    workloads: []\n", ":7: team 'a' appears twice"},
       {std::string(kGood) + "gaming_team: zz\n", ":7: gaming_team 'zz' is not one of the teams"},
+      {swap(kGood, "{gpus: 8}", "{gpus: 8, handoff: sideways}"), ":2: handoff 'sideways' is not priority or preemptor"},
       {"duration: 1d\ncluster: {gpus: 8}\nteams:\n  - name: a\n    workloads:\n"
        "      - {type: placeholder, interval: 1h, jitter: 40m, gpus: 1, runtime: 1h}\n",
        ":6: jitter must be at most half the interval"},

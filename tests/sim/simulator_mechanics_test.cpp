@@ -47,6 +47,45 @@ TEST(Mechanics, HighJobPreemptsOwnTeamAtTheNextBackfillPassAndVictimKeepsFifoPla
   EXPECT_NEAR(a.lost_gpu_hours, 8 * 31 / 3600.0, 1e-12);  // the victim's 31 s of work
 }
 
+// Slurm's hand-off (Handoff::kPriority): a backfill preemption requeues the
+// victims and leaves the preemptor pending; the freed GPUs go in priority
+// order, here to b's job, the head, which fits in them. The urgent job may
+// not preempt again so soon (Slurm waits KillWait + MessageTimeout) and
+// starts when b's job ends; its victim is held for its begin time.
+TEST(Mechanics, UnderSlurmsHandoffTheFreedGpusGoToTheJobAheadOfTheBackfillPreemptor) {
+  const std::string csv = std::string(kHeader) +
+                          "0,a,ua,8,100,low\n"
+                          "1,b,ub,8,100,low\n"
+                          "2,a,ua,8,50,high\n";
+  auto o = flat(8, true);
+  o.handoff = Handoff::kPriority;
+  const auto r = run_trace(csv, "fifo", o);
+  EXPECT_EQ(r.preemptions, 1u);
+  EXPECT_EQ(r.preemptors_left_pending, 1u);
+  ASSERT_EQ(team(r, "b").waits.size(), 1u);
+  EXPECT_EQ(team(r, "b").waits[0], 30);  // started on the freed GPUs at the pass at 31
+  ASSERT_EQ(team(r, "a").high_waits.size(), 1u);
+  EXPECT_EQ(team(r, "a").high_waits[0], 129);
+}
+
+// With nobody ahead that fits, the freed GPUs are the preemptor's: b's
+// 16-GPU head cannot use 8, and the urgent job ends before b's reservation.
+TEST(Mechanics, UnderSlurmsHandoffThePreemptorStartsWhenNoJobAheadFits) {
+  const std::string csv = std::string(kHeader) +
+                          "0,a,ua,8,1000,low\n"
+                          "0,c,uc,8,1000,low\n"
+                          "1,b,ub,16,100,low\n"
+                          "2,a,ua,8,50,high\n";
+  auto o = flat(16, true);
+  o.handoff = Handoff::kPriority;
+  const auto r = run_trace(csv, "fifo", o);
+  EXPECT_EQ(r.preemptions, 1u);
+  EXPECT_EQ(r.preemptors_left_pending, 1u);
+  ASSERT_EQ(team(r, "a").high_waits.size(), 1u);
+  EXPECT_EQ(team(r, "a").high_waits[0], 29);  // the pass at 31, after the hand-off
+  EXPECT_EQ(team(r, "b").waits[0], 999);      // the head keeps its reservation
+}
+
 TEST(Mechanics, WithoutBackfillOnlyTheHeadMayPreempt) {
   const std::string csv = std::string(kHeader) +
                           "0,a,ua,8,100,low\n"
