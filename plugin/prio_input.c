@@ -113,6 +113,11 @@ extern void gfp_prio_input(gpufair_prio_input_t *in, const job_record_t *job,
 		(int32_t)((int64_t)job->details->nice - (int64_t)NICE_OFFSET) :
 		0;
 	in->site = (int64_t)job->site_factor - (int64_t)NICE_OFFSET;
+	/* Its in-team rank (scavenger_order=last sorts a job that would start
+	 * as a scavenger after every other): its own QOS's or partition's. */
+	in->rank = gf_job_rank(job, __atomic_load_n(&gfp.rank_by,
+						    __ATOMIC_RELAXED));
+	in->has_rank = 1;
 	/* SMALL_RELATIVE_TO_TIME: the job's limit, else the partition's. */
 	if (job->time_limit != NO_VAL)
 		in->time_limit_min = job->time_limit;

@@ -38,6 +38,14 @@ static void _fill_factors(gf_job_factors_t *out, const gpufair_factors_t *f,
 	/* Stored like multifactor's, NICE_OFFSET added; sprio subtracts it. */
 	out->priority_site = job->site_factor;
 	out->nice = job->details ? job->details->nice : NICE_OFFSET;
+	if (f->scavenger_last) {
+		/* scavenger_order=last: priority 1, and sprio, which adds the
+		 * terms up itself, must come to 1 too. */
+		out->priority_site = NICE_OFFSET;
+		out->nice = NICE_OFFSET;
+		if (tres_each && tres_n > 0)
+			memset(tres_each, 0, tres_n * sizeof(double));
+	}
 	out->priority_tres = tres_each;
 	out->tres_names = NULL; /* packed from assoc_mgr_tres_name_array */
 	out->tres_weights = NULL;
@@ -97,10 +105,11 @@ extern uint32_t gfp_set_job_priority_locked(job_record_t *job, time_t now)
 	if (!job->prio_factors)
 		job->prio_factors = xmalloc(sizeof(gf_job_factors_t));
 	_fill_factors(job->prio_factors, &f, job, NULL, NULL, 0);
-	log_flag(PRIO, "%s: %pJ team=%d gpus=%.2f age=%.3f fs=%.3f (penalty %.2f) size=%.3f part=%.3f qos=%.3f assoc=%.3f tres=%.1f site=%"PRId64" nice=%d -> %u",
+	log_flag(PRIO, "%s: %pJ team=%d gpus=%.2f age=%.3f fs=%.3f (penalty %.2f) size=%.3f part=%.3f qos=%.3f assoc=%.3f tres=%.1f site=%"PRId64" nice=%d -> %u%s",
 		 plugin_type, job, in.team, in.gpus, f.age, f.fairshare,
 		 f.penalty, f.job_size, f.partition, f.qos, f.assoc, f.w_tres,
-		 f.site, f.nice, prio);
+		 f.site, f.nice, prio,
+		 f.scavenger_last ? " (sorted last: it would start as a scavenger, scavenger_order=last)" : "");
 	if ((s.array = gfp_prio_array_prepare(job, &n)))
 		gfp_for_each_slot(job, _set_slot, &s);
 	return prio ? prio : 1;

@@ -64,6 +64,7 @@ PriorityInput GpufairPolicy::input(const SimJob& job) const {
   in.gpus = job.gpus;
   in.eligible = job.eligible + kEpoch;
   in.qos_norm = static_cast<double>(job.rank) / kRankHigh;
+  in.rank = job.rank;
   return in;
 }
 

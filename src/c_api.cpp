@@ -172,6 +172,7 @@ gpufair::PriorityInput to_input(const gpufair_prio_input_t& in) {
   p.time_limit_min = in.time_limit_min;
   p.site = in.site;
   p.nice = in.nice;
+  p.rank = in.has_rank ? in.rank : -1;
   return p;
 }
 
@@ -489,6 +490,7 @@ uint32_t gpufair_priority(const gpufair_engine_t* e, const gpufair_prio_input_t*
       out->site = f.site;
       out->team_fairshare = f.team_fairshare;
       out->in_team = f.in_team;
+      out->scavenger_last = f.scavenger_last ? 1 : 0;
     }
     return GPUFAIR_OK;
   });

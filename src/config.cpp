@@ -317,6 +317,11 @@ const std::vector<KeyDef>& key_table() {
                              "this long are, until they have run bait_young, scavengers any other team's job may "
                              "requeue (0 = off)",
                              [](Config& c) -> Seconds& { return c.jump.scavenger_window; }));
+    t.push_back(choice_key<ScavengerOrder>(
+        "scavenger_order", {{"queue", ScavengerOrder::kQueue}, {"last", ScavengerOrder::kLast}},
+        "where a pending job that would start as a scavenger sorts: by its priority (queue), or after every "
+        "other job with priority 1 (last)",
+        "not a scavenger_order", [](Config& c) -> ScavengerOrder& { return c.jump.scavenger_order; }));
     t.push_back({"state_file", "a file path",
                  "where the state is saved; empty = <StateSaveLocation>/gpufair.state",
                  [](const Config& c) { return c.state_file; },

@@ -786,6 +786,15 @@ struct Engine::Impl {
     return v.gpus_before[static_cast<std::size_t>(at - v.reclaim_places.begin())] < excess - 1e-9;
   }
 
+  // scavenger_order=last: a pending job that would start as a scavenger
+  // (would_scavenge) sorts after every other job.
+  bool sorts_last(const PriorityInput& in, TimePoint now) const {
+    if (config.jump.scavenger_order != ScavengerOrder::kLast || in.rank < 0 || in.team < 0 ||
+        static_cast<std::size_t>(in.team) >= teams.size())
+      return false;
+    const TeamState& t = teams[static_cast<std::size_t>(in.team)];
+    return in_episode(t, now) && is_low_rank(t, in.rank);
+  }
   bool is_low_rank(const TeamState& t, int rank) const {
     return rank <= 0 || (t.rank_seen && rank < t.max_rank);
   }
@@ -1172,7 +1181,16 @@ PriorityFactors Engine::priority(const PriorityInput& in, TimePoint now) const {
   const TeamFactors& f = (in.team >= 0 && static_cast<std::size_t>(in.team) < m.factors.size())
                              ? m.factors[static_cast<std::size_t>(in.team)]
                              : kUnknownTeam;
-  return compute_priority(in, f, m.in_team_factor(in.assoc, in.team), m.prio, now);
+  PriorityFactors p = compute_priority(in, f, m.in_team_factor(in.assoc, in.team), m.prio, now);
+  if (m.sorts_last(in, now)) {
+    // sprio adds the weighted terms up itself: all 0, so it shows 1 too.
+    p.w_age = p.w_fairshare = p.w_job_size = p.w_partition = p.w_qos = p.w_assoc = p.w_tres = 0;
+    p.site = 0;
+    p.nice = 0;
+    p.priority = 1;
+    p.scavenger_last = true;
+  }
+  return p;
 }
 
 void Engine::priorities(std::span<const PriorityInput> in, TimePoint now,
@@ -1187,6 +1205,7 @@ void Engine::priorities(std::span<const PriorityInput> in, TimePoint now,
                                ? m.factors[static_cast<std::size_t>(team)]
                                : unknown;
     out[i] = compute_priority(in[i], f, m.in_team_factor(in[i].assoc, team), m.prio, now).priority;
+    if (m.sorts_last(in[i], now)) out[i] = 1;
   }
 }
 

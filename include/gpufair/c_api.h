@@ -117,6 +117,9 @@ typedef struct {
 	int64_t site;            /* site factor, already minus NICE_OFFSET */
 	int32_t assoc;           /* its association (gpufair_assoc_id()); 0 = none:
 	                            the team's factor */
+	int32_t rank;            /* in-team rank (as gpufair_job_t's), if has_rank */
+	int32_t has_rank;        /* 0: rank unknown, never sorted last
+	                            (scavenger_order) */
 } gpufair_prio_input_t;
 
 /* Per-factor breakdown for sprio: factors ([0,1] unless NO_NORMAL_*) and
@@ -133,6 +136,8 @@ typedef struct {
 	/* fairshare is the job's: its team's effective factor combined with its
 	 * association's factor inside the team (docs/design.md). */
 	double team_fairshare, in_team;
+	int32_t scavenger_last;  /* scavenger_order=last sorted it last: every
+	                            weighted term 0, priority 1 */
 } gpufair_factors_t;
 
 typedef struct {

@@ -31,6 +31,7 @@ enum class Reclaim { kOff, kJumpers, kAll };
 // In-team jumps by a team below its entitlement onto GPUs it held before the
 // preemptor could run (design.md, "Jump price", banked GPUs).
 enum class BankedJump { kAllow, kRefuse };
+enum class ScavengerOrder { kQueue, kLast };
 
 // PriorityFlags=NO_NORMAL_ASSOC/_PART/_QOS/_TRES: the factor is the raw
 // value (association or QOS Priority, partition PriorityJobFactor, TRES
@@ -138,6 +139,15 @@ struct JumpConfig {
   // its own jobs at least daily keeps its reserve as scavengers; what it
   // costs honest teams is measured in design.md.
   Seconds scavenger_window = 86400;
+  // scavenger_order: where a pending job that would start as a scavenger
+  // (a lower-rank job of a team in a scavenger episode) sorts. queue
+  // (default): by its priority. last: priority 1, after every other job,
+  // as a scavenger QOS would put it. Slurm hands the GPUs a preemption
+  // frees out in priority order, so a reclaimer that is not the queue's
+  // head frees them for whoever is first; a reserve whose pending jobs
+  // sort ahead takes them back (design.md, "Who gets the GPUs a preemption
+  // frees": what it does to harm, and to honest teams' lower-rank work).
+  ScavengerOrder scavenger_order = ScavengerOrder::kQueue;
 };
 
 struct Config {

@@ -52,6 +52,7 @@ struct PriorityInput {
   double time_limit_min = 0;   // minutes (size_relative); <= 0: one minute
   std::int64_t site = 0;       // site factor (SiteFactor, site_factor plugins)
   std::int32_t nice = 0;       // positive lowers priority
+  std::int32_t rank = -1;      // in-team rank (JobRef::rank); -1 = unknown, never sorted last
 };
 
 // Per-factor breakdown (what sprio shows).
@@ -67,6 +68,9 @@ struct PriorityFactors {
   std::int64_t site = 0;
   std::int32_t nice = 0;
   std::uint32_t priority = 1;
+  // scavenger_order=last put it after every other job: priority 1, every
+  // weighted term 0 (sprio sums them).
+  bool scavenger_last = false;
 };
 
 }  // namespace gpufair

@@ -184,6 +184,16 @@ static void test_inputs(void)
 	      in.time_limit_min);
 	/* 4/64 CPUs x 1000 + 2/16 GPUs x 4000 */
 	CHECK(fabs(in.tres - (62.5 + 500)) < 1e-9, "tres %.3f", in.tres);
+	/* Its in-team rank, for scavenger_order=last: by QOS, the QOS's
+	 * Priority until the cycle publishes the Preempt= ranks; by
+	 * partition, the partition's PriorityTier. */
+	CHECK(in.has_rank == 1 && in.rank == 100, "rank by QOS %d (%d)",
+	      in.rank, in.has_rank);
+	gfp.rank_by = GPUFAIR_PREEMPT_BY_PARTITION;
+	gfp_prio_input(&in, &job, 2, NULL, NULL, false, NULL);
+	CHECK(in.has_rank == 1 && in.rank == 1, "rank by partition %d",
+	      in.rank);
+	gfp.rank_by = GPUFAIR_PREEMPT_BY_QOS;
 
 	/* Another partition: its own factor and TRES totals. */
 	job.time_limit = 30;

@@ -201,6 +201,7 @@ TEST(Config, BadValuesNameKeyValueAndAcceptedRange) {
       {"bait_block=sometimes", "bait_block='sometimes'", "not a blocking mode", "penalized"},
       {"reclaim=everyone", "reclaim='everyone'", "not a reclaim mode", "off, jumpers, all"},
       {"banked_jump=never", "banked_jump='never'", "not a banked_jump mode", "allow, refuse"},
+      {"scavenger_order=first", "scavenger_order='first'", "not a scavenger_order", "queue, last"},
       {"scavenger_window=31d", "scavenger_window='31d'", "out of range", "30d"},
       {"scavenger_window=soon", "scavenger_window='soon'", "not a duration", "d-hh:mm:ss"},
       {"jump_price_cap=31d", "jump_price_cap='31d'", "out of range", "30d"},

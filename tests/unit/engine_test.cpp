@@ -1188,6 +1188,54 @@ TEST(EngineScavenger, Rules) {
   }
 }
 
+// scavenger_order=last: a pending job that would start as a scavenger (a
+// lower-rank job of a team in an episode) gets priority 1 with every
+// weighted term 0, so sprio's sum agrees; the team's top-rank jobs, other
+// teams' jobs and every job once the episode is over keep their priority.
+TEST(EngineScavenger, WouldBeScavengersSortLastWhenAsked) {
+  struct Case {
+    const char* name;
+    const char* params;
+    bool jumper;     // the job's team: the jumper (in an episode from kT0) or the other
+    int rank;
+    Seconds ask_at;  // relative to kT0
+    bool last;
+  };
+  const Case cases[] = {
+      {"a lower-rank job of the jumper", "scavenger_order=last", true, 0, 60, true},
+      {"its top-rank job", "scavenger_order=last", true, 10, 60, false},
+      {"the other team's job", "scavenger_order=last", false, 0, 60, false},
+      {"after the episode", "scavenger_order=last", true, 0, kDay + 1, false},
+      {"the default, queue", "", true, 0, 60, false},
+      {"scavenger_window=0: no episode", "scavenger_order=last,scavenger_window=0", true, 0, 60, false},
+  };
+  for (const auto& c : cases) {
+    ScavScenario s(c.params);
+    s.jump(2, kT0);
+    PriorityInput in;
+    in.team = c.jumper ? s.jumper : s.other;
+    in.gpus = 8;
+    in.eligible = kT0 - kHour;
+    in.rank = c.rank;
+    const TimePoint at = kT0 + c.ask_at;
+    const PriorityFactors f = s.h.engine.priority(in, at);
+    std::uint32_t batch = 0;
+    s.h.engine.priorities(std::span<const PriorityInput>(&in, 1), at, std::span<std::uint32_t>(&batch, 1));
+    EXPECT_EQ(batch, f.priority) << c.name;
+    EXPECT_EQ(f.scavenger_last, c.last) << c.name;
+    if (c.last) {
+      EXPECT_EQ(f.priority, 1u) << c.name;
+      EXPECT_EQ(f.w_age + f.w_fairshare + f.w_job_size + f.w_partition + f.w_qos + f.w_assoc + f.w_tres, 0)
+          << c.name;
+    } else {
+      EXPECT_GT(f.priority, 1u) << c.name;
+    }
+    // A job whose rank the host does not know is never sorted last.
+    in.rank = -1;
+    EXPECT_FALSE(s.h.engine.priority(in, at).scavenger_last) << c.name;
+  }
+}
+
 // A team's top rank is on the scale of preempt_by: after a switch from QOS
 // ranks (>= 2^16 for a QOS that preempts another) to partition tiers, the
 // old top rank must not make every job of the team "lower rank" (here: a
