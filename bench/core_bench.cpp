@@ -171,16 +171,22 @@ void BM_AllowPreemptionInTeamJudged(benchmark::State& state) {
 }
 BENCHMARK(BM_AllowPreemptionInTeamJudged);
 
+// The big-team benches' engine: reclaim=all, 10,000 GPUs, teams 0 and 1.
+std::unique_ptr<Engine> big_team_engine() {
+  auto e = std::make_unique<Engine>(*parse_config("reclaim=all"));
+  e->set_cluster_gpus(10'000);
+  e->team_for_account("team0");
+  e->team_for_account("team1");
+  return e;
+}
+
 // The reclaim rule's check on a big team far over its entitlement: 10,000
 // GPUs, team 0 runs 8,000 one-GPU jobs (3,000 over its 5,000), team 1 waits.
 // Each iteration asks about one of team 0's jobs, all positions in turn, as
 // Slurm asks about every running job for one preemptor.
 void BM_ReclaimCheckBigTeam(benchmark::State& state) {
-  auto config = parse_config("reclaim=all");
-  Engine e(*config);
-  e.set_cluster_gpus(10'000);
-  e.team_for_account("team0");
-  e.team_for_account("team1");
+  const auto engine = big_team_engine();
+  Engine& e = *engine;
   constexpr int kJobs = 8'000;
   std::vector<JobRef> running(kJobs);
   e.begin_cycle(kT0);
@@ -213,11 +219,8 @@ BENCHMARK(BM_ReclaimCheckBigTeam);
 // them new each cycle (as jobs start and end). What keeping the team's
 // reclaim order costs the cycle (design.md, "Reclaim").
 void BM_CycleBigTeam(benchmark::State& state) {
-  auto config = parse_config("reclaim=all");
-  Engine e(*config);
-  e.set_cluster_gpus(10'000);
-  e.team_for_account("team0");
-  e.team_for_account("team1");
+  const auto engine = big_team_engine();
+  Engine& e = *engine;
   TimePoint now = kT0;
   JobId fresh = 1'000'000;
   for (auto _ : state) {

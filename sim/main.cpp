@@ -51,7 +51,8 @@ cluster (a scenario sets these; the flags override it):
   --preempt-mode M        requeue (default; the victim goes back to the queue) or cancel
   --handoff H             who gets the GPUs a backfill preemption frees: preemptor (default:
                           it starts on them at once) or priority (Slurm's: the next passes
-                          give them in priority order; docs/design.md, "Preemption hand-off")
+                          give them in priority order; docs/design.md, "Who gets the GPUs a
+                          preemption frees")
   --horizon D             stop at simulated time D (default: scenario duration, or when
                           every trace job is done)
   --measure-from D        count GPU-hours, shares and Jain from D (warm-up excluded)
@@ -237,9 +238,8 @@ int main(int argc, char** argv) {
       else usage_error("--preempt-mode '" + v + "' is not requeue or cancel");
     } else if (a == "--handoff") {
       const auto v = value();
-      if (v == "priority") handoff = Handoff::kPriority;
-      else if (v == "preemptor") handoff = Handoff::kPreemptor;
-      else usage_error("--handoff '" + v + "' is not priority or preemptor");
+      handoff = handoff_named(v);
+      if (!handoff) usage_error("--handoff '" + v + "' is not priority or preemptor");
     } else if (a == "--horizon") horizon = duration_arg(a, value());
     else if (a == "--measure-from") measure_from = duration_arg(a, value());
     else if (a == "--policy") policies = {value()};

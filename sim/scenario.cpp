@@ -357,9 +357,9 @@ Scenario load_scenario(const std::string& path, std::uint64_t seed_override) {
   }
   if (const auto* v = cluster->find("handoff")) {
     const auto s = lower(r.scalar(*v, "handoff"));
-    if (s == "priority") o.handoff = Handoff::kPriority;
-    else if (s == "preemptor") o.handoff = Handoff::kPreemptor;
-    else r.fail(*v, "handoff '" + s + "' is not priority or preemptor");
+    const auto h = handoff_named(s);
+    if (!h) r.fail(*v, "handoff '" + s + "' is not priority or preemptor");
+    o.handoff = *h;
   }
   if (const auto* p = root.find("policy")) {
     if (!p->is_map()) r.fail(*p, "policy must be a mapping of PriorityParameters keys");

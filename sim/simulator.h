@@ -39,7 +39,9 @@
 #pragma once
 
 #include <cstdio>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "gpufair/config.h"
 #include "job_spec.h"
@@ -55,8 +57,16 @@ enum class PreemptMode { kRequeue, kCancel };
 // scheduling pass gives them in priority order, to a job ahead of the
 // preemptor when one fits there (kPriority, Slurm's). kPreemptor: the
 // preemptor starts on them at once (the default until the figures in
-// docs/design.md are measured again under kPriority; "Preemption hand-off").
+// docs/design.md are measured again under kPriority; "Who gets the GPUs a
+// preemption frees").
 enum class Handoff { kPriority, kPreemptor };
+
+// "priority" or "preemptor" (the --handoff flag and the cluster key).
+inline std::optional<Handoff> handoff_named(std::string_view name) {
+  if (name == "priority") return Handoff::kPriority;
+  if (name == "preemptor") return Handoff::kPreemptor;
+  return std::nullopt;
+}
 
 struct SimOptions {
   std::int32_t gpus = 0;            // cluster size (required)
