@@ -78,7 +78,7 @@ BaitEvidence judge_preemption(const BaitConfig& c, const JobRef& preemptor,
   std::snprintf(
       buf, sizeof buf,
       "%s%s: in-team, rank_gap=%d; young=%.2f (victim ran %llds, bait_young=%llds); "
-      "repeat=%.2f (%.2f recent in-team preemptions, bait_repeat=%.2f); "
+      "repeat=%.2f (%.2f recent in-team jumps, bait_repeat=%.2f); "
       "supply=%.2f (%.0f of %.0f recent low-rank GPU-s were displaced in-team); "
       "skipped=%.2f (%llds GPU-weighted queue time of %u jobs ahead, bait_skip_norm=%llds); "
       "jump=%.2f (%.1f of %.1f recent GPU starts by in-team preemption); "

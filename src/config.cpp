@@ -258,7 +258,7 @@ const std::vector<KeyDef>& key_table() {
                              "half-life of the detector's per-team memory",
                              [](Config& c) -> Seconds& { return c.bait.window; }));
     t.push_back(number_key("bait_repeat", 0.01, 1e6,
-                           "recent in-team preemptions that count as routine",
+                           "recent in-team jumps (preemptors) that count as routine",
                            [](Config& c) -> double& { return c.bait.repeat; }));
     t.push_back(duration_key("bait_skip_norm", 1, 30 * kDay,
                              "skipped queue time that counts in full",

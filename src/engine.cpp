@@ -822,7 +822,11 @@ struct Engine::Impl {
                                  const JobRef& victim, TimePoint when) const {
     const Seconds w = config.bait.window;
     RecentCounts c;
-    c.in_team_preemptions = t.memory.in_team_preemptions.at(when, w) + 1;
+    // Jumps, not victims: a preemptor that takes several victims, or that
+    // preempts again because Slurm handed the GPUs it freed to a job ahead
+    // of it, is one jump.
+    const bool new_jump = !t.is_recent_preemptor(preemptor.id);
+    c.in_team_preemptions = t.memory.in_team_preemptions.at(when, w) + (new_jump ? 1 : 0);
     c.low_rank_gpu_s = t.memory.low_rank_gpu_s.at(when, w);
     c.low_rank_preempted_gpu_s = t.memory.low_rank_preempted_gpu_s.at(when, w);
     if (preemptor.rank > victim.rank) {
@@ -832,7 +836,7 @@ struct Engine::Impl {
     }
     c.started_gpus = t.memory.started_gpus.at(when, w);
     c.preemptor_gpus = t.memory.preemptor_gpus.at(when, w);
-    if (!t.is_recent_preemptor(preemptor.id)) {
+    if (new_jump) {
       c.preemptor_gpus += preemptor.gpus;
       // It starts now; if the host already reported it running, it was counted.
       if (running.find(preemptor.id) == running.end()) c.started_gpus += preemptor.gpus;
@@ -1374,7 +1378,7 @@ BaitDecision Engine::record_preemption(const JobRef& preemptor, const JobRef& vi
   if (d.in_team) {
     const RecentCounts counts = m.counts_with_event(t, preemptor, victim, when);
     const Seconds w = m.config.bait.window;
-    t.memory.in_team_preemptions.add(1, when, w);
+    if (new_jump) t.memory.in_team_preemptions.add(1, when, w);
     if (preemptor.rank > victim.rank) {
       const Impl::VictimSupply v = m.victim_supply(victim, when);
       t.memory.low_rank_preempted_gpu_s.add(v.in_memory + v.outside, when, w);

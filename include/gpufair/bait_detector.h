@@ -17,7 +17,9 @@ namespace gpufair {
 
 // Per-team memory: decayed counts with half-life bait_window.
 struct DetectorMemory {
-  DecayedValue in_team_preemptions;  // in-team preemptions by this team
+  // In-team jumps by this team: preemptors, not victims (a preemptor that
+  // takes several victims, or preempts again, counts once).
+  DecayedValue in_team_preemptions;
   // GPU-seconds, never job counts: a stream of cheap or GPU-less low jobs
   // cannot dilute the evidence without spending as many GPU-seconds.
   DecayedValue low_rank_gpu_s;            // GPU-seconds run by low-rank jobs

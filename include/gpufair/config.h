@@ -86,7 +86,7 @@ struct BaitConfig {
   double threshold = 0.6;         // bait_threshold: score at which a victim is bait
   Seconds young = 2 * 3600;       // bait_young: victims younger than this look like slot holders
   Seconds window = 86400;         // bait_window: half-life of the detector's per-team memory
-  double repeat = 8;              // bait_repeat: recent in-team preemptions that count as routine
+  double repeat = 8;              // bait_repeat: recent in-team jumps that count as routine
   Seconds skip_norm = 3600;       // bait_skip_norm: skipped queue time that counts in full
   double w_young = 0.2;           // bait_w_young
   double w_repeat = 0.35;         // bait_w_repeat

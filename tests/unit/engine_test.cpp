@@ -542,6 +542,33 @@ TEST(EngineDetector, JumpCountsStartedGpusAndEachPreemptorOnce) {
   EXPECT_NE(again.reason.find("of 12.0 recent GPU starts"), std::string::npos) << again.reason;
 }
 
+// repeat counts jumps, not victims: one preemptor that takes four victims,
+// or that preempts again because Slurm handed the GPUs it freed to a job
+// ahead of it (design.md, "Bait detector"), is one jump; a second preemptor
+// is a second.
+TEST(EngineDetector, RepeatCountsEachPreemptorOnce) {
+  Host h;
+  const TeamId team = h.engine.team_for_account("team");
+  const TeamId other = h.engine.team_for_account("other");
+  h.pending = {make_job(1, other, 0, 8, kT0 - 2 * kHour)};
+  for (int i = 0; i < 6; ++i) h.running.push_back(make_job(100 + i, team, 0, 2, kT0 - 600, kT0 - 600));
+  h.cycle();
+  const auto repeat_of = [](const BaitDecision& d) {
+    const auto at = d.reason.find("repeat=");
+    return at == std::string::npos ? std::string() : d.reason.substr(at, d.reason.find(' ', at) - at);
+  };
+  // The first jump, four victims at once and one more after a hand-off:
+  // one recent jump each time (8 = bait_repeat: 1/8).
+  for (int i = 0; i < 5; ++i) {
+    const auto d = h.engine.record_preemption(make_job(300, team, 10, 8, kT0 - 10), h.running[i], kT0 + (i < 4 ? 0 : 40));
+    EXPECT_EQ(repeat_of(d), "repeat=0.12") << i << ": " << d.reason;
+    EXPECT_NE(d.reason.find("(1.00 recent in-team jumps"), std::string::npos) << i << ": " << d.reason;
+  }
+  // Another preemptor is a second jump.
+  const auto d = h.engine.record_preemption(make_job(301, team, 10, 2, kT0 + 50), h.running[5], kT0 + 60);
+  EXPECT_EQ(repeat_of(d), "repeat=0.25") << d.reason;
+}
+
 TEST(EngineDetector, RecentDecisionsAreBounded) {
   GamingScenario s("bait_block=never");
   for (int i = 0; i < 40; ++i) {
