@@ -49,10 +49,11 @@ cluster (a scenario sets these; the flags override it):
   --requeue-hold D        a requeued victim may start again this long after it was preempted
                           (Slurm: the credential expiry window + 1 s; default 1201s, 0 = at once)
   --preempt-mode M        requeue (default; the victim goes back to the queue) or cancel
-  --handoff H             who gets the GPUs a backfill preemption frees: preemptor (default:
-                          it starts on them at once) or priority (Slurm's: the next passes
-                          give them in priority order; docs/design.md, "Who gets the GPUs a
-                          preemption frees")
+  --handoff H             who gets the GPUs a backfill preemption frees: priority (default,
+                          Slurm's: the next passes give them in priority order) or preemptor
+                          (the atomic model of the figures before 2026-12-06: it starts on
+                          them at once); docs/design.md, "Who gets the GPUs a preemption
+                          frees"
   --horizon D             stop at simulated time D (default: scenario duration, or when
                           every trace job is done)
   --measure-from D        count GPU-hours, shares and Jain from D (warm-up excluded)

@@ -55,9 +55,9 @@ enum class PreemptMode { kRequeue, kCancel };
 // and leaves the preemptor pending (select_nodes returns ESLURM_NODES_BUSY,
 // node_scheduler.c); nothing holds the freed GPUs for it, so the next
 // scheduling pass gives them in priority order, to a job ahead of the
-// preemptor when one fits there (kPriority, Slurm's). kPreemptor: the
-// preemptor starts on them at once (the default until the figures in
-// docs/design.md are measured again under kPriority; "Who gets the GPUs a
+// preemptor when one fits there (kPriority, Slurm's, the default).
+// kPreemptor: the preemptor starts on them at once (the atomic model of the
+// figures before 2026-12-06; docs/design.md, "Who gets the GPUs a
 // preemption frees").
 enum class Handoff { kPriority, kPreemptor };
 
@@ -79,7 +79,7 @@ struct SimOptions {
   // A requeued victim may start again this long after it was preempted:
   // Slurm sets its begin time to now + the credential expiry window + 1.
   Seconds requeue_hold = 1201;
-  Handoff handoff = Handoff::kPreemptor;
+  Handoff handoff = Handoff::kPriority;
   TimePoint horizon = 0;            // stop here; 0 = run until every job is done
   TimePoint measure_from = 0;       // GPU-hours, shares and Jain count from here
   std::string gaming_team;          // overrides the workload's

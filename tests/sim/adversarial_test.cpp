@@ -1,7 +1,10 @@
 // The adversarial suite (sim/scenarios/adversarial/, design.md "Why no
 // strategy pays"): every gaming strategy x 5 seeds, judged by the
-// counterfactual (the same workload with the gamer honest). FIFO must show
-// the exploit where the strategy is one, so the suite can fail.
+// counterfactual (the same workload with the gamer honest), under Slurm's
+// hand-off (the simulator's default). A cluster whose urgent QOS heads the
+// queue (multifactor with a QOS weight) must show the exploit where the
+// strategy is one, so the suite can fail; FIFO's figures are printed (under
+// Slurm's hand-off a jump from behind the head mostly hands the GPUs on).
 //
 // One seed's gain or harm is noisy: a "gamer" whose bait is 1-GPU 1-second
 // jobs (null_bait, a perturbation that does nothing) moves the other teams'
@@ -31,45 +34,46 @@ constexpr double kMaxMeanHarm = 1.5;
 
 struct Strategy {
   const char* name;
-  bool pays_under_fifo;  // the strategy is an exploit on the story's cluster
+  bool pays_urgent_first;  // the strategy is an exploit where the urgent QOS heads the queue
   bool gain_closed;      // design.md claims gpufair takes the gain away
   bool harm_closed;      // ...and the harm to the other teams
   bool reclaims = true;  // reclaim=all can do better than the default (below)
 };
 
+// The flags are what design.md ("Who gets the GPUs a preemption frees")
+// claims under Slurm's hand-off; the comments give these 5 seeds' geometric
+// means (gain p50/p90, harm p50).
 const Strategy kStrategies[] = {
-    {"dilution-gpuless", true, true, true},
-    // Open: long placeholders started before the gamer's first jump stay
-    // protected; its p90 gain is 1.17 on average (banked_jump, below).
-    {"dilution-short", true, false, false},
-    // Open: a slow gamer's reserve is built between its jumps (design.md).
-    {"slow-old-placeholders", true, false, false},
-    // A 16-GPU placeholder waits long in a FIFO queue too: the strategy paid
-    // under FIFO on 2 of these 5 seeds only, so it is not claimed to pay
-    // there. Harm open: 5 jumps a week keep few of its placeholders scavengers.
+    // 0.24 / 0.64, harm 4.99: the dilution does not fool the price, but the
+    // placeholders hold GPUs the others want.
+    {"dilution-gpuless", true, true, false},
+    // 0.75 / 0.96, harm 1.05.
+    {"dilution-short", true, true, true},
+    // 0.59 / 0.54, harm 1.22.
+    {"slow-old-placeholders", true, true, true},
+    // A 16-GPU placeholder: the exploit pays where the urgent QOS heads the
+    // queue on 3 of these 5 seeds only. 1.00 / 0.18, harm 5.18.
     {"big-placeholder", false, true, false},
-    {"spread-accounts", true, true, true},
-    // Harm open: the gamer stops jumping after day 4, its last placeholders
-    // become protected again.
+    // 0.07 / 0.35, harm 7.95.
+    {"spread-accounts", true, true, false},
+    // 0.19 / 0.80, harm 1.47: at the bound, not claimed.
     {"long-queue-only", true, true, false},
-    {"working-placeholder", true, true, true},
+    // 0.28 / 0.66, harm 3.04.
+    {"working-placeholder", true, true, false},
     // The gamer's real work is queued early at low QOS as well: its waits
-    // are mostly those low jobs', so FIFO shows a gain on 4 of these 5 seeds
-    // only (p50; at p90 on none). Harm open
-    // (20 seeds: 1.73 against the null gamer's 1.48). The team waiting below
-    // its entitlement is mostly the gamer itself, whose low real work may
-    // not reclaim during its episode, so reclaim=all cannot do better than
-    // the default there (80-83 % of the time under both).
+    // are mostly those low jobs', which an urgent QOS at the head does not
+    // speed up (gain 0.00-0.32 there). The team waiting below its
+    // entitlement is mostly the gamer itself, whose low real work may not
+    // reclaim during its episode, so reclaim=all cannot do better than the
+    // default. 0.50 / 0.62, harm 4.02.
     {"early-low-real-work", false, true, false, false},
     // exploit's workload with the placeholders at a middle QOS, above the
-    // other teams' jobs: closed only since a scavenger may be taken by a job
-    // of any rank (before: harm p50 2.6-10.6 on these seeds).
-    {"middle-rank-bait", true, true, true},
+    // other teams' jobs. 0.11 / 0.73, harm 6.78.
+    {"middle-rank-bait", true, true, false},
     // preempt_scope=any: team A's placeholders are team B's victims. B's
     // urgent jobs start at once with or without them (any team's low job is
-    // a victim), so gaming pays at p90 only where FIFO's queue kept them
-    // waiting (4 of 20 seeds, none of these 5); harm open under every
-    // policy: the placeholders are a load on the cluster, A's share wasted.
+    // a victim); harm open under every policy: the placeholders are a load
+    // on the cluster, A's share wasted. 0.25 / 0.25, harm 35.8.
     {"colluding-teams", false, true, false, false},
 };
 
@@ -85,11 +89,15 @@ class Adversarial : public ::testing::TestWithParam<Strategy> {};
 
 TEST_P(Adversarial, JudgedByTheCounterfactual) {
   const Strategy& s = GetParam();
-  int fifo_paid = 0, all_not_lower = 0;
+  int urgent_first_paid = 0, all_not_lower = 0;
   std::vector<double> gain50, gain90, harm50, null_gain90, null_harm50;
   for (const auto seed : kSeeds) {
     const auto fifo = run_counterfactual(adversarial(s.name), "fifo", seed);
-    fifo_paid += gaming_did_not_pay(fifo) ? 0 : 1;
+    const auto mfq = run_counterfactual(adversarial(s.name), "multifactor", seed, {{"weight_qos", "20000"}});
+    urgent_first_paid += gaming_did_not_pay(mfq) ? 0 : 1;
+    std::printf("[ figure   ] %-22s seed %5llu: multifactor with a QOS weight gain p50 %7.2f p90 %6.2f, worst harm"
+                " p50 %5.2f\n",
+                s.name, static_cast<unsigned long long>(seed), mfq.gain_p50, mfq.gain_p90, mfq.worst_harm_p50);
     const auto gf = run_counterfactual(adversarial(s.name), "gpufair", seed);
     const auto null = run_counterfactual(adversarial(s.name), "gpufair", seed, {}, true);
     const auto all = run_counterfactual(adversarial(s.name), "gpufair", seed, {{"reclaim", "all"}});
@@ -128,8 +136,9 @@ TEST_P(Adversarial, JudgedByTheCounterfactual) {
   if (s.reclaims) {
     EXPECT_EQ(all_not_lower, 0) << s.name << ": reclaim=all reclaimed no more than reclaim=jumpers";
   }
-  if (s.pays_under_fifo) {
-    EXPECT_EQ(fifo_paid, static_cast<int>(std::size(kSeeds))) << s.name << ": the strategy must pay under FIFO";
+  if (s.pays_urgent_first) {
+    EXPECT_EQ(urgent_first_paid, static_cast<int>(std::size(kSeeds)))
+        << s.name << ": the strategy must pay where the urgent QOS heads the queue";
   }
 }
 
@@ -142,33 +151,25 @@ INSTANTIATE_TEST_SUITE_P(Suite, Adversarial, ::testing::ValuesIn(kStrategies), [
 
 // banked_jump=refuse (design.md, "Jump price", banked GPUs): a team below its
 // entitlement may displace only its jobs that started since its urgent job
-// became eligible. With scavengers on, it takes the slow gamer's gain away
-// too (measured worst over the 5 seeds; default in brackets); the harm of
-// its reserve stays (design.md).
-struct BankedCase {
-  const char* name;
-  double max_gain_p50, max_gain_p90;  // measured worst over the 5 seeds, with margin
-};
+// became eligible. It was made for the strategies whose gain the default
+// left open under the atomic hand-off; under Slurm's hand-off the default
+// closes their gain too, and the option must not open it again (the same
+// criterion as the suite's: geometric mean over the 5 seeds).
+const char* const kBankedCases[] = {"dilution-short", "slow-old-placeholders", "working-placeholder"};
 
-const BankedCase kBankedCases[] = {
-    {"dilution-short", 1.2, 2.0},         // measured 1.02 / 1.68 (default: 1.37 / 2.63)
-    {"slow-old-placeholders", 1.5, 1.0},  // measured 1.11 / 0.68 (default: 15.0 / 3.65)
-    {"working-placeholder", 1.0, 1.2},    // measured 0.45 / 0.80 (default: 1.00 / 1.10)
-};
-
-TEST(AdversarialBankedJump, ClosesTheBelowEntitlementGapUpToItsResidue) {
-  for (const auto& c : kBankedCases) {
-    double worst50 = 0, worst90 = 0;
+TEST(AdversarialBankedJump, KeepsTheGainClosed) {
+  for (const auto* name : kBankedCases) {
+    std::vector<double> gain50, gain90;
     for (const auto seed : kSeeds) {
-      const auto gf = run_counterfactual(adversarial(c.name), "gpufair", seed, {{"banked_jump", "refuse"}});
+      const auto gf = run_counterfactual(adversarial(name), "gpufair", seed, {{"banked_jump", "refuse"}});
       std::printf("[ figure   ] banked_jump=refuse %-22s seed %5llu: gain p50 %5.2f p90 %5.2f, worst harm p50 %5.2f p90 %5.2f\n",
-                  c.name, static_cast<unsigned long long>(seed), gf.gain_p50, gf.gain_p90, gf.worst_harm_p50,
+                  name, static_cast<unsigned long long>(seed), gf.gain_p50, gf.gain_p90, gf.worst_harm_p50,
                   gf.worst_harm_p90);
-      worst50 = std::max(worst50, gf.gain_p50);
-      worst90 = std::max(worst90, gf.gain_p90);
+      gain50.push_back(gf.gain_p50);
+      gain90.push_back(gf.gain_p90);
     }
-    EXPECT_LE(worst50, c.max_gain_p50) << c.name;
-    EXPECT_LE(worst90, c.max_gain_p90) << c.name;
+    EXPECT_LE(geometric_mean(gain50), kMaxMeanGain) << name;
+    EXPECT_LE(geometric_mean(gain90), kMaxMeanGain) << name;
   }
 }
 

@@ -23,13 +23,15 @@ constexpr const char* kHeader = "submit,account,user,gpus,runtime,qos\n";
 // Preemption as Slurm tries it: the main scheduler lets only the first job
 // that cannot start (the head) preempt; backfill lets every job it looks at
 // preempt. Here a's urgent job sits behind b's blocked job: it jumps at the
-// next backfill pass (t=31), not before.
+// next backfill pass (t=31), not before. Under the atomic hand-off
+// (Handoff::kPreemptor, not Slurm's) it starts on the GPUs it freed.
 TEST(Mechanics, HighJobPreemptsOwnTeamAtTheNextBackfillPassAndVictimKeepsFifoPlace) {
   const std::string csv = std::string(kHeader) +
                           "0,a,ua,8,100,low\n"
                           "1,b,ub,8,100,low\n"
                           "2,a,ua,8,50,high\n";
   auto o = flat(8, true);
+  o.handoff = Handoff::kPreemptor;
   o.gaming_team = "a";
   o.requeue_hold = 0;
   const auto r = run_trace(csv, "fifo", o);
@@ -47,18 +49,19 @@ TEST(Mechanics, HighJobPreemptsOwnTeamAtTheNextBackfillPassAndVictimKeepsFifoPla
   EXPECT_NEAR(a.lost_gpu_hours, 8 * 31 / 3600.0, 1e-12);  // the victim's 31 s of work
 }
 
-// Slurm's hand-off (Handoff::kPriority): a backfill preemption requeues the
-// victims and leaves the preemptor pending; the freed GPUs go in priority
-// order, here to b's job, the head, which fits in them. The urgent job may
-// not preempt again so soon (Slurm waits KillWait + MessageTimeout) and
-// starts when b's job ends; its victim is held for its begin time.
+// Slurm's hand-off (Handoff::kPriority, the default): a backfill preemption
+// requeues the victims and leaves the preemptor pending; the freed GPUs go
+// in priority order, here to b's job, the head, which fits in them. The
+// urgent job may not preempt again so soon (Slurm waits KillWait +
+// MessageTimeout) and starts when b's job ends; its victim is held for its
+// begin time.
 TEST(Mechanics, UnderSlurmsHandoffTheFreedGpusGoToTheJobAheadOfTheBackfillPreemptor) {
   const std::string csv = std::string(kHeader) +
                           "0,a,ua,8,100,low\n"
                           "1,b,ub,8,100,low\n"
                           "2,a,ua,8,50,high\n";
-  auto o = flat(8, true);
-  o.handoff = Handoff::kPriority;
+  const auto o = flat(8, true);
+  ASSERT_EQ(o.handoff, Handoff::kPriority);
   const auto r = run_trace(csv, "fifo", o);
   EXPECT_EQ(r.preemptions, 1u);
   EXPECT_EQ(r.preemptors_left_pending, 1u);
@@ -76,8 +79,7 @@ TEST(Mechanics, UnderSlurmsHandoffThePreemptorStartsWhenNoJobAheadFits) {
                           "0,c,uc,8,1000,low\n"
                           "1,b,ub,16,100,low\n"
                           "2,a,ua,8,50,high\n";
-  auto o = flat(16, true);
-  o.handoff = Handoff::kPriority;
+  const auto o = flat(16, true);
   const auto r = run_trace(csv, "fifo", o);
   EXPECT_EQ(r.preemptions, 1u);
   EXPECT_EQ(r.preemptors_left_pending, 1u);
@@ -124,8 +126,13 @@ TEST(Mechanics, CancelModeDropsTheVictim) {
   auto o = flat(8, true);
   o.preempt_mode = PreemptMode::kCancel;
   const auto r = run_trace(csv, "fifo", o);
-  EXPECT_EQ(team(r, "b").waits[0], 80);  // starts when the high job ends at 81
+  // The victim is gone for good; the GPUs it freed go to b's job, ahead of
+  // the urgent one (Slurm's hand-off), which runs when b's ends (131..181).
+  EXPECT_EQ(team(r, "b").waits[0], 30);
+  ASSERT_EQ(team(r, "a").high_waits.size(), 1u);
+  EXPECT_EQ(team(r, "a").high_waits[0], 129);
   EXPECT_EQ(team(r, "a").completed, 1u);
+  EXPECT_EQ(r.preemptions, 1u);
   EXPECT_EQ(r.end, 181);
 }
 
@@ -327,9 +334,13 @@ TEST(Mechanics, MultifactorOrdersByFairShare) {
 
 TEST(Mechanics, GpufairWithoutTheBaitRuleIsPlainFairShare) {
   // Switching the rules off (never block, no penalty, no skip charge, no
-  // scavengers) brings the exploit back: proof that the engine's rules, not
-  // the simulator, are what close it.
+  // scavengers) brings the exploit back where the freed GPUs go to the
+  // preemptor (the atomic hand-off): proof that the engine's rules, not the
+  // simulator, are what close it there. (Under Slurm's hand-off plain fair
+  // share already takes most of the gain: design.md, "Who gets the GPUs a
+  // preemption frees".)
   auto sc = load_scenario(testing::scenario_path("exploit"));
+  sc.options.handoff = Handoff::kPreemptor;
   auto params = sc.policy_params;
   params.emplace_back("bait_block", "never");
   params.emplace_back("penalty_per_bait", "0");
