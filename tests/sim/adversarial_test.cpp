@@ -62,7 +62,7 @@ const Strategy kStrategies[] = {
     {"working-placeholder", true, true, false},
     // The gamer's real work is queued early at low QOS as well: its waits
     // are mostly those low jobs', which an urgent QOS at the head does not
-    // speed up (gain 0.00-0.32 there). The team waiting below its
+    // speed up (gain p90 at most 0.01 there). The team waiting below its
     // entitlement is mostly the gamer itself, whose low real work may not
     // reclaim during its episode, so reclaim=all cannot do better than the
     // default. 0.50 / 0.62, harm 4.02.
