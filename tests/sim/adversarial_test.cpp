@@ -180,10 +180,8 @@ TEST(AdversarialBankedJump, KeepsTheGainClosed) {
 TEST(AdversarialBankedJump, HonestBigTeamPaysUnderTwoPercentButIsRefused) {
   std::uint64_t refused = 0;
   for (const auto seed : kSeeds) {
-    auto sc = load_scenario(testing::scenario_path(adversarial("honest-big-team")), seed);
-    auto params = sc.policy_params;
-    params.emplace_back("banked_jump", "refuse");
-    const auto r = simulate(sc.workload, "gpufair", testing::config_from(params), sc.options);
+    const auto r =
+        testing::run_scenario(adversarial("honest-big-team"), "gpufair", seed, {{"banked_jump", "refuse"}});
     for (const auto& t : r.teams) {
       const double charged = t.gpu_hours > 0 ? t.price_gpu_s / 3600.0 / t.gpu_hours : 0;
       EXPECT_LE(charged, 0.02) << "seed " << seed << " " << t.name;

@@ -34,10 +34,7 @@ class GamingScenario : public ::testing::TestWithParam<const char*> {};
 const std::vector<std::pair<std::string, std::string>> kUrgentFirst = {{"weight_qos", "20000"}};
 
 TEST_P(GamingScenario, AnUrgentQosAtTheHeadRewardsGaming) {
-  auto sc = load_scenario(testing::scenario_path(GetParam()), 0);
-  auto params = sc.policy_params;
-  params.insert(params.end(), kUrgentFirst.begin(), kUrgentFirst.end());
-  const auto r = simulate(sc.workload, "multifactor", testing::config_from(params), sc.options);
+  const auto r = run_scenario(GetParam(), "multifactor", 0, kUrgentFirst);
   ASSERT_TRUE(r.gaming_advantage.has_value());
   EXPECT_EQ(r.gaming_team, "teama");
   // "Clearly below 1": the gaming team's urgent work barely waits.
@@ -137,15 +134,8 @@ INSTANTIATE_TEST_SUITE_P(Shipped, GamingScenario,
 // The profile's values live in one place, apply_bait_profile (config.cpp).
 const std::vector<std::pair<std::string, std::string>> kFastDetection = {{"bait_profile", "fast"}};
 
-RunResult run_fast(const std::string& name, std::uint64_t seed = 0) {
-  auto sc = load_scenario(testing::scenario_path(name), seed);
-  auto params = sc.policy_params;
-  params.insert(params.end(), kFastDetection.begin(), kFastDetection.end());
-  return simulate(sc.workload, "gpufair", testing::config_from(params), sc.options);
-}
-
 TEST_P(GamingScenario, FastDetectionProfileAlsoClosesIt) {
-  const auto r = run_fast(GetParam());
+  const auto r = run_scenario(GetParam(), "gpufair", 0, kFastDetection);
   expect_shares_kept(r, std::string(GetParam()) + " (fast profile)");
   expect_gaming_does_not_pay(GetParam(), kFastDetection);
 }

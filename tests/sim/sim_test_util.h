@@ -49,9 +49,13 @@ inline Config config_from(const std::vector<std::pair<std::string, std::string>>
   return *c;
 }
 
-inline RunResult run_scenario(const std::string& name, const std::string& policy, std::uint64_t seed = 0) {
+// extra: PriorityParameters keys on top of the scenario's (gpufair-sim --set).
+inline RunResult run_scenario(const std::string& name, const std::string& policy, std::uint64_t seed = 0,
+                              const std::vector<std::pair<std::string, std::string>>& extra = {}) {
   auto sc = load_scenario(scenario_path(name), seed);
-  return simulate(sc.workload, policy, config_from(sc.policy_params), sc.options);
+  auto params = sc.policy_params;
+  for (const auto& kv : extra) params.push_back(kv);
+  return simulate(sc.workload, policy, config_from(params), sc.options);
 }
 
 // The scenario as given and with its gaming team honest (bait-labelled jobs
