@@ -50,6 +50,12 @@ JobRef GpufairPolicy::ref(const SimJob& job) const {
   return r;
 }
 
+void GpufairPolicy::observe_running_all(const std::vector<const SimJob*>& jobs, TimePoint now) {
+  batch_refs_.clear();
+  for (const auto* j : jobs) batch_refs_.push_back(ref(*j));
+  engine_.observe_running(std::span<const JobRef>(batch_refs_), now + kEpoch);
+}
+
 void GpufairPolicy::observe_pending_all(const std::vector<const SimJob*>& jobs) {
   batch_refs_.clear();
   for (const auto* j : jobs) batch_refs_.push_back(ref(*j));

@@ -90,6 +90,7 @@ class GpufairPolicy final : public SchedPolicy {
   void observe_running(const SimJob& job, TimePoint now) override {
     engine_.observe_running(ref(job), now + kEpoch);
   }
+  void observe_running_all(const std::vector<const SimJob*>& jobs, TimePoint now) override;
   void observe_pending(const SimJob& job) override { engine_.observe_pending(ref(job)); }
   void observe_pending_all(const std::vector<const SimJob*>& jobs) override;
   void end_cycle(TimePoint now) override { engine_.end_cycle(now + kEpoch); }
@@ -126,7 +127,7 @@ class GpufairPolicy final : public SchedPolicy {
   bool any_team_;
   mutable std::vector<PriorityInput> batch_in_;   // scratch for priorities()
   mutable std::vector<std::uint32_t> batch_out_;
-  std::vector<JobRef> batch_refs_;  // scratch for observe_pending_all()
+  std::vector<JobRef> batch_refs_;  // scratch for observe_running_all(), observe_pending_all()
   std::vector<TeamId> account_team_;  // simulator account -> engine team
   std::vector<TeamId> team_map_;      // simulator team -> engine team
 };

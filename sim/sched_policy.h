@@ -56,6 +56,10 @@ class SchedPolicy {
   virtual void begin_cycle(TimePoint now) = 0;
   virtual void observe_running(const SimJob& job, TimePoint now) = 0;
   virtual void observe_pending(const SimJob& job) = 0;
+  // Every running job of the cycle; policies may take them in one go.
+  virtual void observe_running_all(const std::vector<const SimJob*>& jobs, TimePoint now) {
+    for (const auto* j : jobs) observe_running(*j, now);
+  }
   // Every pending job of the cycle in queue order; policies may take them
   // in one go (the plugin hands the core its whole walk under one lock).
   virtual void observe_pending_all(const std::vector<const SimJob*>& jobs) {

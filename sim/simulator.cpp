@@ -471,7 +471,9 @@ void Simulator::cycle(TimePoint now) {
   ++cycles_;
   if (!policy_->priorities_change()) return;  // fifo: nothing to observe or re-sort
   policy_->begin_cycle(now);
-  for (const auto& [end, slot] : running_by_end_) policy_->observe_running(job(slot), now);
+  batch_jobs_.clear();
+  for (const auto& [end, slot] : running_by_end_) batch_jobs_.push_back(&job(slot));
+  policy_->observe_running_all(batch_jobs_, now);
   // One walk of the queue in its current order: observe every pending job,
   // then give each its fresh priority and rebuild the order with one sort.
   pending_.collect(batch_keys_);

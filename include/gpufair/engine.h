@@ -127,6 +127,10 @@ class Engine {
   // The cycle.
   void begin_cycle(TimePoint now);
   void observe_running(const JobRef& job, TimePoint now);
+  // Many running jobs under one lock (the simulator's cycle): as
+  // observe_running for each in turn, stopping at the first invalid job
+  // (the ones before it are taken).
+  void observe_running(std::span<const JobRef> jobs, TimePoint now);
   void observe_pending(const JobRef& job);
   // Many pending jobs under one lock (the plugin's walk); jobs of an unknown
   // team are skipped rather than thrown for. Returns how many were taken.
