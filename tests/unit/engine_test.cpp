@@ -106,6 +106,56 @@ TEST(EngineCharging, VanishedJobIsChargedToTheLastCycleThatSawIt) {
   EXPECT_DOUBLE_EQ(h.usage(a), 600);
 }
 
+TEST(EngineCharging, VanishedJobIsDroppedWhenAnotherEndedInTheSameCycle) {
+  // end_cycle looks for vanished jobs only when the cycle saw fewer than it
+  // holds: a job that ended after being seen must not make an unseen one
+  // look seen.
+  Host h("half_life=0");
+  const TeamId a = h.engine.team_for_account("a");
+  const TeamId b = h.engine.team_for_account("b");
+  h.running = {make_job(1, a, 0, 2, kT0, kT0), make_job(2, b, 0, 4, kT0, kT0)};
+  h.cycle();
+  h.run_for(300, 300);
+  h.clock.advance(300);
+  h.engine.begin_cycle(h.now());
+  h.engine.observe_running(h.running[0], h.now());  // job 2 is not reported
+  h.engine.job_ended(1, h.now());
+  h.engine.observe_running(make_job(3, a, 0, 1, h.now(), h.now()), h.now());
+  h.engine.end_cycle(h.now());
+  EXPECT_DOUBLE_EQ(h.engine.team_report(b, h.now()).held_gpus, 0);
+  EXPECT_DOUBLE_EQ(h.engine.team_report(a, h.now()).held_gpus, 1);
+  EXPECT_DOUBLE_EQ(h.usage(b), 4 * 300.0);  // charged to the last cycle that saw it
+}
+
+TEST(EngineCharging, RunningJobsInOneCallAreChargedAsOneByOne) {
+  // Jobs started at different times, one of them new, through cycles of
+  // different lengths (the per-cycle worth is shared by every job).
+  Host one("half_life=1d"), batch("half_life=1d");
+  const TeamId a = one.engine.team_for_account("a");
+  ASSERT_EQ(batch.engine.team_for_account("a"), a);
+  std::vector<JobRef> jobs = {make_job(1, a, 0, 2, kT0 - 500, kT0 - 500), make_job(2, a, 1, 8, kT0, kT0)};
+  for (Seconds step : {300, 300, 7, 3600, 300}) {
+    for (Host* h : {&one, &batch}) {
+      h->clock.advance(step);
+      h->engine.begin_cycle(h->now());
+    }
+    for (const auto& j : jobs) one.engine.observe_running(j, one.now());
+    batch.engine.observe_running(std::span<const JobRef>(jobs), batch.now());
+    for (Host* h : {&one, &batch}) h->engine.end_cycle(h->now());
+    EXPECT_DOUBLE_EQ(batch.usage(a), one.usage(a));
+    double gpus = 0;
+    for (const auto& j : jobs) gpus += j.gpus;
+    EXPECT_DOUBLE_EQ(batch.engine.team_report(a, batch.now()).held_gpus, gpus);
+    jobs.push_back(make_job(3 + jobs.size(), a, 0, 1, one.now() - 5, one.now() - 5));
+  }
+  jobs.pop_back();  // added after the last cycle: never reported
+  // And both hold the continuous decayed integral of every job since its start.
+  double expected = 0;
+  for (const auto& j : jobs)
+    if (j.start < one.now()) expected += j.gpus * decayed_integral(one.now() - j.start, kDay);
+  EXPECT_NEAR(one.usage(a) / expected, 1.0, 1e-9);
+}
+
 TEST(EngineCharging, EndBeforeLastChargeChargesNothingMore) {
   Host h("half_life=0");
   const TeamId a = h.engine.team_for_account("a");
