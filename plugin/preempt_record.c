@@ -12,10 +12,13 @@
  *  or WRITE (mode query, from gang.c and the select plugin); we take
  *  libgpufair's claim mutex (innermost, a few instructions) and assoc_mgr
  *  assoc READ, never both. gf_preemptor_remember() runs from every
- *  predicate thread, lock free.
+ *  predicate thread, lock free. With preemptor_claim=on the grace-time
+ *  query (job WRITE lock) also raises the preemptor's priority.
 \*****************************************************************************/
 
 #define _GNU_SOURCE
+#include "slurm_compat.h"
+
 #include <stdatomic.h>
 #include <time.h>
 
@@ -49,12 +52,37 @@ extern void gf_preemptor_remember(const job_record_t *victim,
 			      memory_order_relaxed);
 }
 
+/* preemptor_claim=on: the preemptor sorts first now, so that the next
+ * scheduling pass gives it what its victims free (Slurm hands freed nodes
+ * to the first job in priority order that fits). The core keeps its
+ * priority there at every recalculation until it starts, at most 10
+ * minutes. A held job (priority 0) or one an admin set the priority of is
+ * left alone. Job WRITE lock held. */
+static void _claim(gpufair_engine_t *e, job_record_t *preemptor)
+{
+	uint32_t prio = gpufair_claim_priority(e, preemptor->job_id,
+					       (int64_t)time(NULL));
+	uint32_t *array;
+	int n;
+
+	if (!prio || !IS_JOB_PENDING(preemptor) || !preemptor->priority ||
+	    preemptor->direct_set_prio)
+		return;
+	preemptor->priority = prio;
+	if ((array = gf_prio_array(preemptor)))
+		for (n = gf_prio_array_len(preemptor); n-- > 0;)
+			array[n] = prio;
+	log_flag(PRIO, "%s: %pJ claims what its victims free (preemptor_claim): priority %u until it starts",
+		 plugin_type, preemptor, prio);
+}
+
 /* Report one real preemption of victim to the core, once per key: the
  * victim's start time (requeue, cancel) or preempt_time (gang suspend).
  * "Once" is the process's claim table in libgpufair, which
  * priority/gpufair's record of preemptions on borrowed reservation time
  * (prio_borrowed.c) shares. */
-static void _record(job_record_t *victim, time_t key, const char *how)
+static void _record(job_record_t *victim, time_t key, const char *how,
+		    bool job_write_locked)
 {
 	gpufair_engine_t *e = gpufair_global_get();
 	uint64_t w = atomic_load_explicit(
@@ -92,6 +120,8 @@ static void _record(job_record_t *victim, time_t key, const char *how)
 	if (rc == 1)
 		info("%s: bait detected: %pJ preempted %pJ: %s", plugin_type,
 		     preemptor, victim, reason);
+	if (rc >= 0 && job_write_locked)
+		_claim(e, preemptor);
 	/* Say why where users look (scontrol show job, sacct's
 	 * SystemComment): a reclaimed job was not preempted by its own team. */
 	if (rc >= 0 && !xstrncmp(reason, "reclaim", 7)) {
@@ -125,7 +155,7 @@ static void _record(job_record_t *victim, time_t key, const char *how)
 extern void gf_preempt_grace_query(job_record_t *victim)
 {
 	if (victim && !victim->preempt_time)
-		_record(victim, victim->start_time, "grace-time query");
+		_record(victim, victim->start_time, "grace-time query", true);
 }
 
 /*
@@ -139,5 +169,5 @@ extern void gf_preempt_grace_query(job_record_t *victim)
 extern void gf_preempt_mode_query(job_record_t *job)
 {
 	if (job && job->preempt_time && IS_JOB_SUSPENDED(job))
-		_record(job, job->preempt_time, "suspend");
+		_record(job, job->preempt_time, "suspend", false);
 }

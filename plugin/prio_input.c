@@ -84,6 +84,9 @@ extern void gfp_prio_input(gpufair_prio_input_t *in, const job_record_t *job,
 			   double *tres_each)
 {
 	memset(in, 0, sizeof(*in));
+	/* A preemptor's claim (preemptor_claim) is the job's, whatever its
+	 * partition. */
+	in->job_id = job->job_id;
 	if (!part)
 		part = job->part_ptr;
 	if (!qos)
@@ -168,12 +171,7 @@ extern int gfp_for_each_slot(job_record_t *job, gfp_slot_fn_t fn, void *arg)
 
 extern uint32_t *gfp_prio_array_prepare(job_record_t *job, int *n)
 {
-	list_t *qos_list = gf_job_qos_list(job);
-
-	*n = 0;
-	if (job->part_ptr_list || qos_list)
-		*n = (job->part_ptr_list ? list_count(job->part_ptr_list) : 1) *
-		     (qos_list ? list_count(qos_list) : 1);
+	*n = gf_prio_array_len(job);
 #if GF_PRIO_SORTS_PARTS
 	if (job->part_ptr_list)
 		list_sort(job->part_ptr_list, priority_sort_part_tier);

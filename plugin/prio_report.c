@@ -38,10 +38,12 @@ static void _fill_factors(gf_job_factors_t *out, const gpufair_factors_t *f,
 	/* Stored like multifactor's, NICE_OFFSET added; sprio subtracts it. */
 	out->priority_site = job->site_factor;
 	out->nice = job->details ? job->details->nice : NICE_OFFSET;
-	if (f->scavenger_last) {
-		/* scavenger_order=last: priority 1, and sprio, which adds the
-		 * terms up itself, must come to 1 too. */
-		out->priority_site = NICE_OFFSET;
+	if (f->scavenger_last || f->claimed) {
+		/* scavenger_order=last: priority 1; preemptor_claim: the top
+		 * priority, in the site term. sprio, which adds the terms up
+		 * itself, must come to the priority too. */
+		out->priority_site = (double)NICE_OFFSET +
+				     (f->claimed ? (double)f->site : 0);
 		out->nice = NICE_OFFSET;
 		if (tres_each && tres_n > 0)
 			memset(tres_each, 0, tres_n * sizeof(double));
@@ -109,7 +111,8 @@ extern uint32_t gfp_set_job_priority_locked(job_record_t *job, time_t now)
 		 plugin_type, job, in.team, in.gpus, f.age, f.fairshare,
 		 f.penalty, f.job_size, f.partition, f.qos, f.assoc, f.w_tres,
 		 f.site, f.nice, prio,
-		 f.scavenger_last ? " (sorted last: it would start as a scavenger, scavenger_order=last)" : "");
+		 f.scavenger_last ? " (sorted last: it would start as a scavenger, scavenger_order=last)" :
+		 f.claimed ? " (first: it preempted and claims what its victims free, preemptor_claim)" : "");
 	if ((s.array = gfp_prio_array_prepare(job, &n)))
 		gfp_for_each_slot(job, _set_slot, &s);
 	return prio ? prio : 1;

@@ -227,6 +227,18 @@ static inline list_t *gf_job_qos_list(const job_record_t *job)
 }
 #endif
 
+/* How many entries the priority array of a job has (0: none, one priority):
+ * one per partition, times one per QOS from 24.11. */
+static inline int gf_prio_array_len(const job_record_t *job)
+{
+	list_t *qos_list = gf_job_qos_list(job);
+
+	if (!job->part_ptr_list && !qos_list)
+		return 0;
+	return (job->part_ptr_list ? list_count(job->part_ptr_list) : 1) *
+	       (qos_list ? list_count(qos_list) : 1);
+}
+
 #if GF_SLURM_AT_LEAST(24, 5)
 #if GF_SLURM_AT_LEAST(24, 11)
 #define GF_PRIO_ARRAY_NAMES priority_array_names

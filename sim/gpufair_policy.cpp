@@ -11,7 +11,8 @@ GpufairPolicy::GpufairPolicy(const Config& config)
     : engine_(config),
       team_level_(config.team_level),
       reclaims_(config.jump.reclaim != Reclaim::kOff && config.preempt_scope == PreemptScope::kTeam),
-      any_team_(config.preempt_scope == PreemptScope::kAny) {}
+      any_team_(config.preempt_scope == PreemptScope::kAny),
+      claims_(config.jump.preemptor_claim) {}
 
 void GpufairPolicy::add_account(std::int32_t account, const std::string& path, std::int32_t team,
                                 double shares) {
@@ -66,6 +67,7 @@ void GpufairPolicy::observe_pending_all(const std::vector<const SimJob*>& jobs) 
 
 PriorityInput GpufairPolicy::input(const SimJob& job) const {
   PriorityInput in;
+  in.job = job.id;
   in.team = account_team_[static_cast<size_t>(job.account)];
   in.gpus = job.gpus;
   in.eligible = job.eligible + kEpoch;

@@ -108,6 +108,7 @@ class GpufairPolicy final : public SchedPolicy {
   bool may_reclaim(const SimJob& reclaimer, TimePoint now) const override;
   PreemptVerdict allow_reclaim(const SimJob& reclaimer, const SimJob& victim, TimePoint now) const override;
   bool preempts_across_teams() const override { return any_team_; }
+  bool preemptor_claims() const override { return claims_; }
   PolicyTeamState team_state(std::int32_t team, TimePoint now) const override;
 
   const Engine& engine() const { return engine_; }
@@ -125,6 +126,7 @@ class GpufairPolicy final : public SchedPolicy {
   int team_level_;
   bool reclaims_;
   bool any_team_;
+  bool claims_;
   mutable std::vector<PriorityInput> batch_in_;   // scratch for priorities()
   mutable std::vector<std::uint32_t> batch_out_;
   std::vector<JobRef> batch_refs_;  // scratch for observe_running_all(), observe_pending_all()

@@ -85,6 +85,11 @@ class SchedPolicy {
   // preempt_scope=any: a job may preempt lower-rank jobs of every team (the
   // site lets preempt/qos work across teams), not only its own team's.
   virtual bool preempts_across_teams() const = 0;
+  // Whether a preemptor the policy let through claims the GPUs its victims
+  // free (gpufair's preemptor_claim): its priority changes when it
+  // preempts, so the simulator asks for it again then. Slurm's plugins
+  // leave it as it was.
+  virtual bool preemptor_claims() const { return false; }
 
   // Reclaim across teams (design.md, "Reclaim"): whether the policy ever
   // lets a pending job requeue another team's running job, and whether it

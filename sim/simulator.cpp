@@ -772,6 +772,13 @@ void Simulator::displace(std::uint32_t slot, TimePoint now, VictimSet& vs) {
   // The head's are its own (it is first), so it starts on them now.
   handed_off_ = in_backfill_ && options_.handoff == Handoff::kPriority;
   if (handed_off_) {
+    if (policy_->preemptor_claims()) {
+      // It claimed what it freed (preemptor_claim): its new priority, at
+      // once, as the preempt plugin sets it in Slurm.
+      dequeue(slot);
+      j.priority = policy_->priority(j, now);
+      enqueue(slot);
+    }
     j.preempted_at = now;
     ++result_.preemptors_left_pending;
     return;

@@ -20,6 +20,7 @@
 
 #include "gpufair/config.h"
 #include "gpufair/engine.h"
+#include "gpufair/priority.h"
 #include "gpufair/qos_rank.h"
 #include "gpufair/state_file.h"
 
@@ -173,6 +174,7 @@ gpufair::PriorityInput to_input(const gpufair_prio_input_t& in) {
   p.site = in.site;
   p.nice = in.nice;
   p.rank = in.has_rank ? in.rank : -1;
+  p.job = in.job_id;
   return p;
 }
 
@@ -463,6 +465,16 @@ int gpufair_job_ended(gpufair_engine_t* e, uint64_t job_id, int64_t end_time) {
 }
 
 
+uint32_t gpufair_claim_priority(const gpufair_engine_t* e, uint64_t job_id, int64_t now) {
+  if (!e) return 0;
+  uint32_t prio = 0;
+  guarded(nullptr, 0, [&] {
+    if (e->engine.claimed(job_id, now)) prio = gpufair::kMaxPriority;
+    return GPUFAIR_OK;
+  });
+  return prio;
+}
+
 uint32_t gpufair_priority(const gpufair_engine_t* e, const gpufair_prio_input_t* in,
                           int64_t now, gpufair_factors_t* out) {
   if (!e || !in) return 1;  // never 0: that means "held" to Slurm
@@ -491,6 +503,7 @@ uint32_t gpufair_priority(const gpufair_engine_t* e, const gpufair_prio_input_t*
       out->team_fairshare = f.team_fairshare;
       out->in_team = f.in_team;
       out->scavenger_last = f.scavenger_last ? 1 : 0;
+      out->claimed = f.claimed ? 1 : 0;
     }
     return GPUFAIR_OK;
   });

@@ -206,6 +206,14 @@ struct Engine::Impl {
   // when all of them, end_cycle has no vanished job to look for and skips
   // its walk of the table (0.2 s of the 1M-job replay's 10 at load 1.0).
   std::size_t running_seen = 0;
+  // preemptor_claim: preemptors not yet seen running, and when they
+  // preempted (not in the state: a restart forgets them, kClaimFor at most).
+  std::unordered_map<JobId, TimePoint> claims;
+  bool claimed(JobId id, TimePoint now) const {
+    if (claims.empty() || id == 0) return false;
+    const auto it = claims.find(id);
+    return it != claims.end() && elapsed_between(it->second, now) <= kClaimFor;
+  }
   double cluster_gpus = 0;
 
   // Associations inside the teams (design.md, "Fair share inside a team").
@@ -1164,6 +1172,7 @@ void Engine::Impl::note_running(const JobRef& job, TimePoint now) {
   // to the whole period (an admin may change a QOS's UsageFactor).
   r.usage_factor = job.usage_factor;
   m.mark_seen(r, inserted);
+  if (!m.claims.empty()) m.claims.erase(job.id);  // it started: the claim is taken
   m.charge(r, now);
 }
 
@@ -1204,6 +1213,7 @@ void Engine::end_cycle(TimePoint now) {
     });
     m.running_seen = m.running.size();
   }
+  std::erase_if(m.claims, [&](const auto& kv) { return elapsed_between(kv.second, now) > kClaimFor; });
   m.queue_current.freeze();
   std::swap(m.queue_last, m.queue_current);
   m.recompute_factors(now);
@@ -1217,6 +1227,7 @@ TimePoint Engine::cycle_time() const {
 void Engine::job_ended(JobId job, TimePoint end) {
   std::unique_lock lock(impl_->mu);
   Impl& m = *impl_;
+  m.claims.erase(job);  // a pending preemptor may end too (cancelled)
   auto it = m.running.find(job);
   if (it == m.running.end()) return;
   m.charge(it->second, end);
@@ -1232,7 +1243,14 @@ PriorityFactors Engine::priority(const PriorityInput& in, TimePoint now) const {
                              ? m.factors[static_cast<std::size_t>(in.team)]
                              : kUnknownTeam;
   PriorityFactors p = compute_priority(in, f, m.in_team_factor(in.assoc, in.team), m.prio, now);
-  if (m.sorts_last(in, now)) {
+  if (m.claimed(in.job, now)) {
+    // sprio adds the weighted terms up itself: the site term carries it.
+    p.w_age = p.w_fairshare = p.w_job_size = p.w_partition = p.w_qos = p.w_assoc = p.w_tres = 0;
+    p.site = kMaxPriority;
+    p.nice = 0;
+    p.priority = kMaxPriority;
+    p.claimed = true;
+  } else if (m.sorts_last(in, now)) {
     // sprio adds the weighted terms up itself: all 0, so it shows 1 too.
     p.w_age = p.w_fairshare = p.w_job_size = p.w_partition = p.w_qos = p.w_assoc = p.w_tres = 0;
     p.site = 0;
@@ -1255,7 +1273,8 @@ void Engine::priorities(std::span<const PriorityInput> in, TimePoint now,
                                ? m.factors[static_cast<std::size_t>(team)]
                                : unknown;
     out[i] = compute_priority(in[i], f, m.in_team_factor(in[i].assoc, team), m.prio, now).priority;
-    if (m.sorts_last(in[i], now)) out[i] = 1;
+    if (m.claimed(in[i].job, now)) out[i] = kMaxPriority;
+    else if (m.sorts_last(in[i], now)) out[i] = 1;
   }
 }
 
@@ -1340,6 +1359,11 @@ PreemptCheck Engine::check_preemption(const JobRef& preemptor, const JobRef& vic
   return out;
 }
 
+bool Engine::claimed(JobId job, TimePoint now) const {
+  std::shared_lock lock(impl_->mu);
+  return impl_->claimed(job, now);
+}
+
 bool Engine::may_reclaim(const JobRef& reclaimer, TimePoint now) const {
   std::shared_lock lock(impl_->mu);
   const Impl& m = *impl_;
@@ -1385,6 +1409,12 @@ BaitDecision Engine::record_preemption(const JobRef& preemptor, const JobRef& vi
   m.check_team(preemptor.team, "record_preemption (preemptor)");
   TeamState& t = m.teams[static_cast<std::size_t>(preemptor.team)];
   BaitDecision d = decision_of(preemptor, victim, when);
+  // Recorded first: the reason's text below does not depend on it.
+  if (m.config.jump.preemptor_claim && preemptor.id != 0) {
+    // From its first preemption: preempting again does not extend it.
+    auto [it, fresh] = m.claims.try_emplace(preemptor.id, when);
+    if (!fresh && elapsed_between(it->second, when) > kClaimFor) it->second = when;
+  }
   if (!d.in_team && m.config.preempt_scope != PreemptScope::kAny) {
     // Not an in-team jump: the reclaim rule let it through.
     m.check_team(victim.team, "record_preemption (victim)");

@@ -120,6 +120,8 @@ typedef struct {
 	int32_t rank;            /* in-team rank (as gpufair_job_t's), if has_rank */
 	int32_t has_rank;        /* 0: rank unknown, never sorted last
 	                            (scavenger_order) */
+	uint64_t job_id;         /* 0 = unknown: holds no claim
+	                            (preemptor_claim) */
 } gpufair_prio_input_t;
 
 /* Per-factor breakdown for sprio: factors ([0,1] unless NO_NORMAL_*) and
@@ -138,6 +140,8 @@ typedef struct {
 	double team_fairshare, in_team;
 	int32_t scavenger_last;  /* scavenger_order=last sorted it last: every
 	                            weighted term 0, priority 1 */
+	int32_t claimed;         /* preemptor_claim: it preempted and has not
+	                            started; priority and site term the top */
 } gpufair_factors_t;
 
 typedef struct {
@@ -272,6 +276,12 @@ int gpufair_cycle_end(gpufair_engine_t *e, int64_t now);
 /* A job stopped running (completed, cancelled, preempted): charge it up to
  * end_time and forget it. Unknown ids are ignored. */
 int gpufair_job_ended(gpufair_engine_t *e, uint64_t job_id, int64_t end_time);
+
+/* preemptor_claim=on: the priority a job that preempted and has not
+ * started yet holds until it starts (at most 10 minutes), or 0 when it
+ * holds none. The preempt plugin gives it to the preemptor at once. */
+uint32_t gpufair_claim_priority(const gpufair_engine_t *e, uint64_t job_id,
+                                int64_t now);
 
 /* Hot path: priority of a pending job from the cached team factors. Never
  * returns 0 (0 means held in Slurm). out may be NULL. */

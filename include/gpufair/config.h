@@ -148,7 +148,21 @@ struct JumpConfig {
   // sort ahead takes them back (design.md, "Who gets the GPUs a preemption
   // frees": what it does to harm, and to honest teams' lower-rank work).
   ScavengerOrder scavenger_order = ScavengerOrder::kQueue;
+  // preemptor_claim: on = a job that preempted with gpufair's leave (an
+  // in-team jump or a reclaim) and has not started yet sorts first
+  // (priority kMaxPriority) until it starts, at most kClaimFor, so that
+  // the GPUs its victims free go to it. Slurm otherwise hands them to the
+  // first job in priority order that fits, and a preemptor that is not the
+  // head preempts again and again (design.md, "Who gets the GPUs a
+  // preemption frees": what it does to gain, harm and honest teams).
+  bool preemptor_claim = false;
 };
+
+// How long a preemptor's claim lasts at most (preemptor_claim): Slurm frees
+// a requeued victim's GPUs within seconds (KillWait 30 s and the epilog by
+// default), or after the victim's GraceTime; a claim not taken by then is
+// dropped, so that a job that cannot start does not head the queue.
+inline constexpr Seconds kClaimFor = 600;
 
 struct Config {
   // Standard knobs (overridable at seconds resolution from PriorityParameters,

@@ -175,8 +175,14 @@ class Engine {
   bool may_reclaim(const JobRef& reclaimer, TimePoint now) const;
   // A preemption really happened: an in-team jump is priced and judged; a
   // cross-team one (preempt_scope=team) is recorded as a reclaim.
+  // With preemptor_claim=on the preemptor also claims what its victims
+  // free: until it is seen running (observe_running), ends, or kClaimFor
+  // has passed, priority() gives it kMaxPriority.
   BaitDecision record_preemption(const JobRef& preemptor, const JobRef& victim,
                                  TimePoint when);
+  // Whether `job` holds such a claim now (what the preempt plugin asks, to
+  // raise the preemptor's priority in Slurm at once, not at the next cycle).
+  bool claimed(JobId job, TimePoint now) const;
   // A job of a MaxStartDelay reservation took back its nodes from a job
   // that ran there on borrowed time (Slurm preempts it automatically, no
   // rule asked): listed with the decisions of the preemptor's team, and of

@@ -38,6 +38,7 @@ struct JobRef {
 // Inputs of one pending job's priority in one partition (and QOS): a job
 // submitted to several partitions has one priority per partition.
 struct PriorityInput {
+  JobId job = 0;               // 0 = unknown (then it holds no claim: preemptor_claim)
   TeamId team = -1;
   AssocId assoc = -1;          // its place inside the team; -1: the team's factor
   double gpus = 0;             // requested, weighted
@@ -71,6 +72,10 @@ struct PriorityFactors {
   // scavenger_order=last put it after every other job: priority 1, every
   // weighted term 0 (sprio sums them).
   bool scavenger_last = false;
+  // preemptor_claim: it preempted and has not started yet, so it sorts
+  // first: priority kMaxPriority, every weighted term 0 but the site
+  // factor, which carries the priority (sprio sums the terms).
+  bool claimed = false;
 };
 
 }  // namespace gpufair

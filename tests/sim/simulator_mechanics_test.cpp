@@ -88,6 +88,30 @@ TEST(Mechanics, UnderSlurmsHandoffThePreemptorStartsWhenNoJobAheadFits) {
   EXPECT_EQ(team(r, "b").waits[0], 999);      // the head keeps its reservation
 }
 
+// gpufair's preemptor_claim=on: the backfill preemptor sorts first once it
+// preempted, so the GPUs its victim frees are its own, not the head's (b's
+// job, ahead of it: b has no usage yet). Off, as Slurm hands them out, b's
+// job takes them.
+TEST(Mechanics, APreemptorClaimTakesTheGpusItsVictimFrees) {
+  const std::string csv = std::string(kHeader) +
+                          "0,a,ua,8,100,low\n"
+                          "1,b,ub,8,100,low\n"
+                          "2,a,ua,8,50,high\n";
+  const auto o = flat(8, true);
+  const auto off = run_trace(csv, "gpufair", o);
+  const auto on = run_trace(csv, "gpufair", o, "calc_period=60,preemptor_claim=on");
+  for (const auto* r : {&off, &on}) {
+    EXPECT_EQ(r->preemptions, 1u);
+    EXPECT_EQ(r->preemptors_left_pending, 1u);
+    ASSERT_EQ(team(*r, "a").high_waits.size(), 1u);
+    ASSERT_EQ(team(*r, "b").waits.size(), 1u);
+  }
+  EXPECT_EQ(team(off, "b").waits[0], 30);  // the pass at 31 handed it the GPUs
+  EXPECT_GT(team(off, "a").high_waits[0], 100);
+  EXPECT_EQ(team(on, "a").high_waits[0], 29);  // started on them at the pass at 31
+  EXPECT_EQ(team(on, "b").waits[0], 80);       // when the urgent job ended
+}
+
 TEST(Mechanics, WithoutBackfillOnlyTheHeadMayPreempt) {
   const std::string csv = std::string(kHeader) +
                           "0,a,ua,8,100,low\n"

@@ -319,6 +319,35 @@ TEST(CApi, CyclePriorityPreemptionAndReport) {
 // Associations as the plugin passes them: ids >= 1 (0 = none, so a
 // zero-filled struct has none), usage charged per user, Fair Tree by
 // default and classic with NO_FAIR_TREE.
+// preemptor_claim=on through the C API: the preempt plugin asks for the
+// claim's priority; the priority plugin's inputs carry the job id.
+TEST(CApi, PreemptorClaimThroughTheCApi) {
+  for (const bool on : {false, true}) {
+    EngineHandle h(on ? "preemptor_claim=on" : "");
+    const int32_t a = gpufair_team_id(h.e, "a");
+    const int64_t t0 = 1'700'000'000;
+    const gpufair_job_t low = job(2, a, 0, 8, t0 - 900, t0 - 600);
+    ASSERT_EQ(gpufair_cycle_begin(h.e, t0), GPUFAIR_OK);
+    ASSERT_EQ(gpufair_observe_running(h.e, &low), GPUFAIR_OK);
+    ASSERT_EQ(gpufair_cycle_end(h.e, t0), GPUFAIR_OK);
+    const gpufair_job_t urgent = job(4, a, 10, 8, t0 - 60);
+    char reason[512];
+    ASSERT_GE(gpufair_record_preemption(h.e, &urgent, &low, t0, reason, sizeof reason), 0) << reason;
+    EXPECT_EQ(gpufair_claim_priority(h.e, 4, t0 + 1), on ? 0xFFFFFFFEu : 0u);
+    EXPECT_EQ(gpufair_claim_priority(h.e, 2, t0 + 1), 0u);
+    EXPECT_EQ(gpufair_claim_priority(nullptr, 4, t0 + 1), 0u);
+    gpufair_prio_input_t in{};
+    in.team = a;
+    in.eligible_time = t0 - 60;
+    in.job_id = 4;
+    gpufair_factors_t f{};
+    EXPECT_EQ(gpufair_priority(h.e, &in, t0 + 1, &f) == 0xFFFFFFFEu, on);
+    EXPECT_EQ(f.claimed, on ? 1 : 0);
+    in.job_id = 0;
+    EXPECT_LT(gpufair_priority(h.e, &in, t0 + 1, nullptr), 0xFFFFFFFEu);
+  }
+}
+
 TEST(CApi, AssociationsInsideATeam) {
   for (uint32_t flags : {0u, GPUFAIR_PRIO_NO_FAIR_TREE}) {
     gpufair_knobs_t k{};

@@ -10,6 +10,7 @@
 #include <ctime>
 
 #include "gpufair/decay.h"
+#include "gpufair/priority.h"
 #include "gpufair/state.h"
 #include "engine_test_util.h"
 
@@ -1311,6 +1312,88 @@ TEST(EngineScavenger, WouldBeScavengersSortLastWhenAsked) {
     in.rank = -1;
     EXPECT_FALSE(s.h.engine.priority(in, at).scavenger_last) << c.name;
   }
+}
+
+// preemptor_claim=on: a job that preempted (here the jumper's urgent job 2)
+// sorts first with kMaxPriority until it is seen running, ends, or
+// kClaimFor has passed since its first preemption; sprio's terms sum to it
+// (the site term carries it). Off, or for another job, nothing changes.
+TEST(EngineClaim, APreemptorSortsFirstUntilItStarts) {
+  struct Case {
+    const char* name;
+    const char* params;
+    JobId asked;        // whose priority is asked
+    Seconds again_at;   // it preempts again at kT0 + this (-1: never)
+    const char* then;   // "", "running", "ended": what the host says after the jump
+    Seconds ask_at;     // relative to kT0
+    bool claimed;
+  };
+  const Case cases[] = {
+      {"off (the default)", "", 2, -1, "", 60, false},
+      {"on: the preemptor", "preemptor_claim=on", 2, -1, "", 60, true},
+      {"on: another pending job", "preemptor_claim=on", 1, -1, "", 60, false},
+      {"on: a job the host does not name", "preemptor_claim=on", 0, -1, "", 60, false},
+      {"seen running", "preemptor_claim=on", 2, -1, "running", 60, false},
+      {"ended", "preemptor_claim=on", 2, -1, "ended", 60, false},
+      {"kClaimFor after the jump", "preemptor_claim=on", 2, -1, "", kClaimFor, true},
+      {"...a second later", "preemptor_claim=on", 2, -1, "", kClaimFor + 1, false},
+      {"preempting again does not extend it", "preemptor_claim=on", 2, 300, "", kClaimFor + 1, false},
+      {"a preemption after it lapsed claims anew", "preemptor_claim=on", 2, kClaimFor + 5, "", kClaimFor + 60,
+       true},
+  };
+  for (const auto& c : cases) {
+    ScavScenario s(c.params);
+    s.jump(2, kT0);
+    if (c.again_at >= 0) s.jump(2, kT0 + c.again_at);
+    if (std::string_view(c.then) == "running") {
+      s.h.engine.observe_running(make_job(2, s.jumper, 10, 8, kT0 - 60, kT0 + 1), kT0 + 1);
+    } else if (std::string_view(c.then) == "ended") {
+      s.h.engine.job_ended(2, kT0 + 1);
+    }
+    PriorityInput in;
+    in.job = c.asked;
+    in.team = c.asked == 1 ? s.other : s.jumper;
+    in.gpus = 8;
+    in.eligible = kT0 - kHour;
+    in.rank = c.asked == 1 ? 0 : 10;
+    const TimePoint at = kT0 + c.ask_at;
+    const PriorityFactors f = s.h.engine.priority(in, at);
+    std::uint32_t batch = 0;
+    s.h.engine.priorities(std::span<const PriorityInput>(&in, 1), at, std::span<std::uint32_t>(&batch, 1));
+    EXPECT_EQ(batch, f.priority) << c.name;
+    EXPECT_EQ(f.claimed, c.claimed) << c.name;
+    EXPECT_EQ(s.h.engine.claimed(c.asked, at), c.claimed) << c.name;
+    if (c.claimed) {
+      EXPECT_EQ(f.priority, kMaxPriority) << c.name;
+      EXPECT_EQ(f.w_age + f.w_fairshare + f.w_job_size + f.w_partition + f.w_qos + f.w_assoc + f.w_tres, 0)
+          << c.name;
+      EXPECT_EQ(f.site, static_cast<std::int64_t>(kMaxPriority)) << c.name;
+    } else {
+      EXPECT_LT(f.priority, kMaxPriority) << c.name;
+    }
+  }
+}
+
+// A reclaimer claims too, and the claim is not in the state (a restart
+// forgets it; it would last kClaimFor at most anyway).
+TEST(EngineClaim, AReclaimerClaimsAndARestartForgets) {
+  ScavScenario s("preemptor_claim=on");
+  s.jump(2, kT0);
+  const JobRef scavenger = make_job(30, s.jumper, 0, 8, kT0 - 60, kT0 + 60);
+  const BaitDecision d = s.h.engine.record_preemption(s.waiting, scavenger, kT0 + 120);
+  ASSERT_TRUE(d.reclaim) << d.reason;
+  EXPECT_TRUE(s.h.engine.claimed(s.waiting.id, kT0 + 130));
+  Engine restarted(config_from("preemptor_claim=on"));
+  ASSERT_TRUE(restarted.load_state(s.h.engine.save_state()).ok());
+  EXPECT_FALSE(restarted.claimed(s.waiting.id, kT0 + 130));
+  // The cycle drops a lapsed claim (and keeps a live one).
+  s.h.clock.advance(130);
+  s.h.cycle();
+  EXPECT_TRUE(s.h.engine.claimed(s.waiting.id, s.h.now()));
+  EXPECT_TRUE(s.h.engine.claimed(2, s.h.now()));
+  s.h.clock.advance(kClaimFor);
+  s.h.cycle();
+  EXPECT_FALSE(s.h.engine.claimed(2, s.h.now()));
 }
 
 // A team's top rank is on the scale of preempt_by: after a switch from QOS
