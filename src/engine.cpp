@@ -1227,7 +1227,10 @@ TimePoint Engine::cycle_time() const {
 void Engine::job_ended(JobId job, TimePoint end) {
   std::unique_lock lock(impl_->mu);
   Impl& m = *impl_;
-  m.claims.erase(job);  // a pending preemptor may end too (cancelled)
+  // Not running: ignored, its claim too. slurmctld's pending jobs carry the
+  // start and end backfill planned for them, and the plugin's walk reports
+  // every job with an end time (a requeued one's is real); a claim ends
+  // when its job is seen running, or lapses.
   auto it = m.running.find(job);
   if (it == m.running.end()) return;
   m.charge(it->second, end);

@@ -176,8 +176,9 @@ class Engine {
   // A preemption really happened: an in-team jump is priced and judged; a
   // cross-team one (preempt_scope=team) is recorded as a reclaim.
   // With preemptor_claim=on the preemptor also claims what its victims
-  // free: until it is seen running (observe_running), ends, or kClaimFor
-  // has passed, priority() gives it kMaxPriority.
+  // free: until it is seen running (observe_running) or kClaimFor has
+  // passed, priority() gives it kMaxPriority (job_ended of a job not seen
+  // running changes nothing).
   BaitDecision record_preemption(const JobRef& preemptor, const JobRef& victim,
                                  TimePoint when);
   // Whether `job` holds such a claim now (what the preempt plugin asks, to

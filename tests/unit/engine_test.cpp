@@ -1315,8 +1315,8 @@ TEST(EngineScavenger, WouldBeScavengersSortLastWhenAsked) {
 }
 
 // preemptor_claim=on: a job that preempted (here the jumper's urgent job 2)
-// sorts first with kMaxPriority until it is seen running, ends, or
-// kClaimFor has passed since its first preemption; sprio's terms sum to it
+// sorts first with kMaxPriority until it is seen running or kClaimFor has
+// passed since its first preemption; sprio's terms sum to it
 // (the site term carries it). Off, or for another job, nothing changes.
 TEST(EngineClaim, APreemptorSortsFirstUntilItStarts) {
   struct Case {
@@ -1324,7 +1324,7 @@ TEST(EngineClaim, APreemptorSortsFirstUntilItStarts) {
     const char* params;
     JobId asked;        // whose priority is asked
     Seconds again_at;   // it preempts again at kT0 + this (-1: never)
-    const char* then;   // "", "running", "ended": what the host says after the jump
+    const char* then;   // "", "running", "ended", "ran, ended": what the host says after the jump
     Seconds ask_at;     // relative to kT0
     bool claimed;
   };
@@ -1334,7 +1334,10 @@ TEST(EngineClaim, APreemptorSortsFirstUntilItStarts) {
       {"on: another pending job", "preemptor_claim=on", 1, -1, "", 60, false},
       {"on: a job the host does not name", "preemptor_claim=on", 0, -1, "", 60, false},
       {"seen running", "preemptor_claim=on", 2, -1, "running", 60, false},
-      {"ended", "preemptor_claim=on", 2, -1, "ended", 60, false},
+      {"ran and ended", "preemptor_claim=on", 2, -1, "ran, ended", 60, false},
+      // slurmctld's pending jobs carry backfill's planned end, and the
+      // plugin reports every job with an end: not an end of a pending one.
+      {"an end reported while pending", "preemptor_claim=on", 2, -1, "ended", 60, true},
       {"kClaimFor after the jump", "preemptor_claim=on", 2, -1, "", kClaimFor, true},
       {"...a second later", "preemptor_claim=on", 2, -1, "", kClaimFor + 1, false},
       {"preempting again does not extend it", "preemptor_claim=on", 2, 300, "", kClaimFor + 1, false},
@@ -1345,11 +1348,10 @@ TEST(EngineClaim, APreemptorSortsFirstUntilItStarts) {
     ScavScenario s(c.params);
     s.jump(2, kT0);
     if (c.again_at >= 0) s.jump(2, kT0 + c.again_at);
-    if (std::string_view(c.then) == "running") {
+    const std::string_view then = c.then;
+    if (then == "running" || then == "ran, ended")
       s.h.engine.observe_running(make_job(2, s.jumper, 10, 8, kT0 - 60, kT0 + 1), kT0 + 1);
-    } else if (std::string_view(c.then) == "ended") {
-      s.h.engine.job_ended(2, kT0 + 1);
-    }
+    if (then == "ended" || then == "ran, ended") s.h.engine.job_ended(2, kT0 + 2);
     PriorityInput in;
     in.job = c.asked;
     in.team = c.asked == 1 ? s.other : s.jumper;
