@@ -51,18 +51,20 @@ JobRef GpufairPolicy::ref(const SimJob& job) const {
   return r;
 }
 
-void GpufairPolicy::observe_running_all(const std::vector<const SimJob*>& jobs, TimePoint now) {
+std::span<const JobRef> GpufairPolicy::refs(const std::vector<const SimJob*>& jobs) {
   batch_refs_.clear();
   for (const auto* j : jobs) batch_refs_.push_back(ref(*j));
-  engine_.observe_running(std::span<const JobRef>(batch_refs_), now + kEpoch);
+  return batch_refs_;
+}
+
+void GpufairPolicy::observe_running_all(const std::vector<const SimJob*>& jobs, TimePoint now) {
+  engine_.observe_running(refs(jobs), now + kEpoch);
 }
 
 void GpufairPolicy::observe_pending_all(const std::vector<const SimJob*>& jobs) {
-  batch_refs_.clear();
-  for (const auto* j : jobs) batch_refs_.push_back(ref(*j));
   // Every job's team is known (add_account ran for its account), so the
   // batch call skips none: the same as observe_pending for each in turn.
-  engine_.observe_pending(std::span<const JobRef>(batch_refs_));
+  engine_.observe_pending(refs(jobs));
 }
 
 PriorityInput GpufairPolicy::input(const SimJob& job) const {

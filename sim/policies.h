@@ -2,6 +2,7 @@
 // one models).
 #pragma once
 
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -119,6 +120,8 @@ class GpufairPolicy final : public SchedPolicy {
   // fixed epoch (2023-11-14T22:13:20Z) when talking to the engine.
   static constexpr TimePoint kEpoch = 1'700'000'000;
   JobRef ref(const SimJob& job) const;
+  // Every job's ref, in batch_refs_ (valid until the next call).
+  std::span<const JobRef> refs(const std::vector<const SimJob*>& jobs);
 
   PriorityInput input(const SimJob& job) const;
 

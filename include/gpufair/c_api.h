@@ -278,7 +278,7 @@ int gpufair_cycle_end(gpufair_engine_t *e, int64_t now);
 int gpufair_job_ended(gpufair_engine_t *e, uint64_t job_id, int64_t end_time);
 
 /* preemptor_claim=on: the priority a job that preempted and has not
- * started yet holds until it starts (at most 10 minutes), or 0 when it
+ * been seen running yet holds (at most 10 minutes), or 0 when it
  * holds none. The preempt plugin gives it to the preemptor at once. */
 uint32_t gpufair_claim_priority(const gpufair_engine_t *e, uint64_t job_id,
                                 int64_t now);

@@ -150,7 +150,8 @@ struct JumpConfig {
   ScavengerOrder scavenger_order = ScavengerOrder::kQueue;
   // preemptor_claim: on = a job that preempted with gpufair's leave (an
   // in-team jump or a reclaim) and has not started yet sorts first
-  // (priority kMaxPriority) until it starts, at most kClaimFor, so that
+  // (priority kMaxPriority) until a cycle sees it running, at most
+  // kClaimFor from its first preemption, so that
   // the GPUs its victims free go to it. Slurm otherwise hands them to the
   // first job in priority order that fits, and a preemptor that is not the
   // head preempts again and again (design.md, "Who gets the GPUs a

@@ -1266,6 +1266,19 @@ TEST(EngineScavenger, Rules) {
   }
 }
 
+// A job's priority as sprio sees it (priority()) and as the cycle's pass
+// does (priorities()): they must agree.
+PriorityFactors priority_both_ways(const Engine& e, const PriorityInput& in, TimePoint at, const char* name) {
+  const PriorityFactors f = e.priority(in, at);
+  std::uint32_t batch = 0;
+  e.priorities(std::span<const PriorityInput>(&in, 1), at, std::span<std::uint32_t>(&batch, 1));
+  EXPECT_EQ(batch, f.priority) << name;
+  return f;
+}
+double weighted_terms(const PriorityFactors& f) {
+  return f.w_age + f.w_fairshare + f.w_job_size + f.w_partition + f.w_qos + f.w_assoc + f.w_tres;
+}
+
 // scavenger_order=last: a pending job that would start as a scavenger (a
 // lower-rank job of a team in an episode) gets priority 1 with every
 // weighted term 0, so sprio's sum agrees; the team's top-rank jobs, other
@@ -1296,15 +1309,11 @@ TEST(EngineScavenger, WouldBeScavengersSortLastWhenAsked) {
     in.eligible = kT0 - kHour;
     in.rank = c.rank;
     const TimePoint at = kT0 + c.ask_at;
-    const PriorityFactors f = s.h.engine.priority(in, at);
-    std::uint32_t batch = 0;
-    s.h.engine.priorities(std::span<const PriorityInput>(&in, 1), at, std::span<std::uint32_t>(&batch, 1));
-    EXPECT_EQ(batch, f.priority) << c.name;
+    const PriorityFactors f = priority_both_ways(s.h.engine, in, at, c.name);
     EXPECT_EQ(f.scavenger_last, c.last) << c.name;
     if (c.last) {
       EXPECT_EQ(f.priority, 1u) << c.name;
-      EXPECT_EQ(f.w_age + f.w_fairshare + f.w_job_size + f.w_partition + f.w_qos + f.w_assoc + f.w_tres, 0)
-          << c.name;
+      EXPECT_EQ(weighted_terms(f), 0) << c.name;
     } else {
       EXPECT_GT(f.priority, 1u) << c.name;
     }
@@ -1359,16 +1368,12 @@ TEST(EngineClaim, APreemptorSortsFirstUntilItStarts) {
     in.eligible = kT0 - kHour;
     in.rank = c.asked == 1 ? 0 : 10;
     const TimePoint at = kT0 + c.ask_at;
-    const PriorityFactors f = s.h.engine.priority(in, at);
-    std::uint32_t batch = 0;
-    s.h.engine.priorities(std::span<const PriorityInput>(&in, 1), at, std::span<std::uint32_t>(&batch, 1));
-    EXPECT_EQ(batch, f.priority) << c.name;
+    const PriorityFactors f = priority_both_ways(s.h.engine, in, at, c.name);
     EXPECT_EQ(f.claimed, c.claimed) << c.name;
     EXPECT_EQ(s.h.engine.claimed(c.asked, at), c.claimed) << c.name;
     if (c.claimed) {
       EXPECT_EQ(f.priority, kMaxPriority) << c.name;
-      EXPECT_EQ(f.w_age + f.w_fairshare + f.w_job_size + f.w_partition + f.w_qos + f.w_assoc + f.w_tres, 0)
-          << c.name;
+      EXPECT_EQ(weighted_terms(f), 0) << c.name;
       EXPECT_EQ(f.site, static_cast<std::int64_t>(kMaxPriority)) << c.name;
     } else {
       EXPECT_LT(f.priority, kMaxPriority) << c.name;
