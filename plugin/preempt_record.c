@@ -12,8 +12,9 @@
  *  or WRITE (mode query, from gang.c and the select plugin); we take
  *  libgpufair's claim mutex (innermost, a few instructions) and assoc_mgr
  *  assoc READ, never both. gf_preemptor_remember() runs from every
- *  predicate thread, lock free. With preemptor_claim=on the grace-time
- *  query (job WRITE lock) also raises the preemptor's priority.
+ *  predicate thread, lock free. When the core grants the preemptor a
+ *  claim (preemptor_claim: a reclaim by default, in-team jumps too with
+ *  all) the grace-time query (job WRITE lock) also raises its priority.
 \*****************************************************************************/
 
 #define _GNU_SOURCE
@@ -52,7 +53,8 @@ extern void gf_preemptor_remember(const job_record_t *victim,
 			      memory_order_relaxed);
 }
 
-/* preemptor_claim=on: the preemptor sorts first now, so that the next
+/* A claim (preemptor_claim; the core says whether this preemption has
+ * one): the preemptor sorts first now, so that the next
  * scheduling pass gives it what its victims free (Slurm hands freed nodes
  * to the first job in priority order that fits). The core keeps its
  * priority there at every recalculation until it starts, at most 10

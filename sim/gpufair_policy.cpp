@@ -12,7 +12,7 @@ GpufairPolicy::GpufairPolicy(const Config& config)
       team_level_(config.team_level),
       reclaims_(config.jump.reclaim != Reclaim::kOff && config.preempt_scope == PreemptScope::kTeam),
       any_team_(config.preempt_scope == PreemptScope::kAny),
-      claims_(config.jump.preemptor_claim) {}
+      claims_(config.jump.preemptor_claim != PreemptorClaim::kOff) {}
 
 void GpufairPolicy::add_account(std::int32_t account, const std::string& path, std::int32_t team,
                                 double shares) {

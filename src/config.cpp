@@ -322,12 +322,13 @@ const std::vector<KeyDef>& key_table() {
         "where a pending job that would start as a scavenger sorts: by its priority (queue), or after every "
         "other job with priority 1 (last)",
         "not a scavenger_order", [](Config& c) -> ScavengerOrder& { return c.jump.scavenger_order; }));
-    t.push_back(choice_key<bool>(
-        "preemptor_claim", {{"off", false}, {"on", true}},
-        "who gets the GPUs a preemption gpufair allowed frees: the first job in priority order that fits, "
-        "as Slurm hands them out (off), or the preemptor, which sorts first until it starts, at most 10 "
-        "minutes (on)",
-        "not a preemptor_claim mode (on or off)", [](Config& c) -> bool& { return c.jump.preemptor_claim; }));
+    t.push_back(choice_key<PreemptorClaim>(
+        "preemptor_claim",
+        {{"off", PreemptorClaim::kOff}, {"reclaims", PreemptorClaim::kReclaims}, {"all", PreemptorClaim::kAll}},
+        "whose preemptions keep the GPUs they free, the preemptor sorting first until it starts (at most 10 "
+        "minutes): reclaims across teams (reclaims), in-team jumps too (all), none: Slurm gives them to the "
+        "first job in priority order that fits (off)",
+        "not a preemptor_claim mode", [](Config& c) -> PreemptorClaim& { return c.jump.preemptor_claim; }));
     t.push_back({"state_file", "a file path",
                  "where the state is saved; empty = <StateSaveLocation>/gpufair.state",
                  [](const Config& c) { return c.state_file; },

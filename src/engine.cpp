@@ -209,6 +209,14 @@ struct Engine::Impl {
   // preemptor_claim: preemptors not yet seen running, and when they
   // preempted (not in the state: a restart forgets them, kClaimFor at most).
   std::unordered_map<JobId, TimePoint> claims;
+  // What this preemption frees is the preemptor's if the configured mode
+  // is at least `needs` (reclaims < all); from its first preemption:
+  // preempting again does not extend it.
+  void claim(const JobRef& preemptor, TimePoint when, PreemptorClaim needs) {
+    if (preemptor.id == 0 || config.jump.preemptor_claim < needs) return;
+    auto [it, fresh] = claims.try_emplace(preemptor.id, when);
+    if (!fresh && elapsed_between(it->second, when) > kClaimFor) it->second = when;
+  }
   bool claimed(JobId id, TimePoint now) const {
     if (claims.empty() || id == 0) return false;
     const auto it = claims.find(id);
@@ -1412,14 +1420,9 @@ BaitDecision Engine::record_preemption(const JobRef& preemptor, const JobRef& vi
   m.check_team(preemptor.team, "record_preemption (preemptor)");
   TeamState& t = m.teams[static_cast<std::size_t>(preemptor.team)];
   BaitDecision d = decision_of(preemptor, victim, when);
-  // preemptor_claim: what this preemption frees is the preemptor's.
-  if (m.config.jump.preemptor_claim && preemptor.id != 0) {
-    // From its first preemption: preempting again does not extend it.
-    auto [it, fresh] = m.claims.try_emplace(preemptor.id, when);
-    if (!fresh && elapsed_between(it->second, when) > kClaimFor) it->second = when;
-  }
   if (!d.in_team && m.config.preempt_scope != PreemptScope::kAny) {
     // Not an in-team jump: the reclaim rule let it through.
+    m.claim(preemptor, when, PreemptorClaim::kReclaims);
     m.check_team(victim.team, "record_preemption (victim)");
     TeamState& v = m.teams[static_cast<std::size_t>(victim.team)];
     d.reclaim = true;
@@ -1446,6 +1449,7 @@ BaitDecision Engine::record_preemption(const JobRef& preemptor, const JobRef& vi
     remember(t.recent, d);
     return d;
   }
+  m.claim(preemptor, when, PreemptorClaim::kAll);
   // A jump onto its own scavenger skipped nobody: any team's waiting job
   // could have taken those GPUs. It is free, and never bait.
   const bool onto_scavenger = d.in_team && m.is_scavenger(t, victim, when);

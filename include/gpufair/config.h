@@ -32,6 +32,9 @@ enum class Reclaim { kOff, kJumpers, kAll };
 // preemptor could run (design.md, "Jump price", banked GPUs).
 enum class BankedJump { kAllow, kRefuse };
 enum class ScavengerOrder { kQueue, kLast };
+// Which preemptors sort first until they start (design.md, "The
+// preemptor's claim").
+enum class PreemptorClaim { kOff, kReclaims, kAll };
 
 // PriorityFlags=NO_NORMAL_ASSOC/_PART/_QOS/_TRES: the factor is the raw
 // value (association or QOS Priority, partition PriorityJobFactor, TRES
@@ -148,15 +151,21 @@ struct JumpConfig {
   // sort ahead takes them back (design.md, "Who gets the GPUs a preemption
   // frees": what it does to harm, and to honest teams' lower-rank work).
   ScavengerOrder scavenger_order = ScavengerOrder::kQueue;
-  // preemptor_claim: on = a job that preempted with gpufair's leave (an
-  // in-team jump or a reclaim) and has not started yet sorts first
-  // (priority kMaxPriority) until a cycle sees it running, at most
-  // kClaimFor from its first preemption, so that
-  // the GPUs its victims free go to it. Slurm otherwise hands them to the
-  // first job in priority order that fits, and a preemptor that is not the
-  // head preempts again and again (design.md, "Who gets the GPUs a
-  // preemption frees": what it does to gain, harm and honest teams).
-  bool preemptor_claim = false;
+  // preemptor_claim: whose preemptions keep what they free. Slurm hands
+  // the GPUs a preemption frees to the first job in priority order that
+  // fits, so a preemptor that is not the head frees them for someone else
+  // and preempts again and again. A claimed preemptor sorts first (priority
+  // kMaxPriority) until a cycle sees it running, at most kClaimFor from its
+  // first preemption. reclaims (default): a job that reclaimed GPUs across
+  // teams (the reclaim rule, scavengers included), so that what gpufair
+  // gives back goes to the team it was owed to and not, as the head of the
+  // queue often is, to the victim's team's next placeholder; an in-team
+  // jump is not claimed, so it keeps what it frees only when nothing ahead
+  // of it fits there. all: in-team jumps too (that gives a reserve held
+  // before a team's first jump its jump back). off: Slurm's hand-off for
+  // every preemption. design.md, "The preemptor's claim": what each does to
+  // gain, harm and honest teams.
+  PreemptorClaim preemptor_claim = PreemptorClaim::kReclaims;
 };
 
 // How long a preemptor's claim lasts at most (preemptor_claim): Slurm frees

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Check 18: who gets the GPUs an in-team preemption frees (design.md, "Who
-# gets the GPUs a preemption frees"), without and with preemptor_claim=on.
+# gets the GPUs a preemption frees"), under the default preemptor_claim=reclaims
+# (an in-team jump claims nothing) and under preemptor_claim=all.
 #
 # teamb's long low job holds gpu1, teamc's shorter ones gpu2-4; teamc's
 # next job waits with an admin-set priority (1e8), so it heads the queue
 # whatever the fair share. teamb's high job is behind it: only a backfill
 # pass lets it preempt teamb's own job. Slurm then hands the freed node to
 # the first job in priority order that fits:
-#   off (the default): teamc's head job gets gpu1, teamb's high job waits;
-#   on: the preemptor sorts first from its preemption (priority 4294967294,
+#   reclaims (the default; off alike): teamc's head job gets gpu1, teamb's
+#       high job waits;
+#   all: the preemptor sorts first from its preemption (priority 4294967294,
 #       set by preempt/gpufair at once), so teamb's high job gets gpu1 and
 #       teamc's job keeps waiting.
 # scavenger_window=0 for both rounds, so that the first round's jump opens
@@ -54,18 +56,18 @@ node_of() { squeue -h -j "$1" -o %N 2>/dev/null || true; }
 sleep 3
 round
 [[ $(state_of "$head") == RUNNING && $(node_of "$head") == gpu1 ]] ||
-  fail "claim off: expected teamc's head job $head on gpu1 (Slurm's hand-off), it is $(state_of "$head") on '$(node_of "$head")'"
-[[ $(state_of "$bh") == PENDING ]] || fail "claim off: teamb's high job $bh is $(state_of "$bh"), expected PENDING"
-ok "preemptor_claim=off: teamb's high job $bh freed gpu1 and teamc's head job $head took it (Slurm's hand-off)"
+  fail "claim reclaims: expected teamc's head job $head on gpu1 (Slurm's hand-off), it is $(state_of "$head") on '$(node_of "$head")'"
+[[ $(state_of "$bh") == PENDING ]] || fail "claim reclaims: teamb's high job $bh is $(state_of "$bh"), expected PENDING"
+ok "preemptor_claim=reclaims (the default): teamb's high job $bh freed gpu1 and teamc's head job $head took it (Slurm's hand-off)"
 clear_queue
 
-"$CLUSTER" reconfigure --priority-params "$base,preemptor_claim=on" || fail "reconfigure (preemptor_claim=on) failed"
+"$CLUSTER" reconfigure --priority-params "$base,preemptor_claim=all" || fail "reconfigure (preemptor_claim=all) failed"
 sleep 3
-[[ $(grep -E 'priority/gpufair: (reconfigured|init):' "$log" | tail -1) == *preemptor_claim=on* ]] ||
-  fail "the configuration logged after reconfigure does not show preemptor_claim=on"
+[[ $(grep -E 'priority/gpufair: (reconfigured|init):' "$log" | tail -1) == *preemptor_claim=all* ]] ||
+  fail "the configuration logged after reconfigure does not show preemptor_claim=all"
 round
 [[ $(state_of "$bh") == RUNNING && $(node_of "$bh") == gpu1 ]] ||
-  fail "claim on: expected teamb's high job $bh on gpu1, it is $(state_of "$bh") on '$(node_of "$bh")'"
-[[ $(state_of "$head") == PENDING ]] || fail "claim on: teamc's head job $head is $(state_of "$head"), expected PENDING"
-ok "preemptor_claim=on: teamb's high job $bh started on gpu1, the node its preemption freed; teamc's head job $head waits"
+  fail "claim all: expected teamb's high job $bh on gpu1, it is $(state_of "$bh") on '$(node_of "$bh")'"
+[[ $(state_of "$head") == PENDING ]] || fail "claim all: teamc's head job $head is $(state_of "$head"), expected PENDING"
+ok "preemptor_claim=all: teamb's high job $bh started on gpu1, the node its preemption freed; teamc's head job $head waits"
 clear_queue

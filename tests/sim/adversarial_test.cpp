@@ -13,8 +13,9 @@
 // (design.md, "Judged by the counterfactual": over 20 seeds a quarter of the
 // null runs have harm > 1.25). So gpufair is judged on the geometric mean
 // over the 5 seeds: gain (p50 and p90) <= 1.1 on the strategies design.md
-// claims closed for gain, harm p50 <= 1.5 on those it claims closed for
-// harm. Every figure, and the null gamer's, is printed.
+// claims closed for gain, harm p50 <= 1.25 (the issue's bound) or the null
+// gamer's own geometric mean, whichever is higher, on those it claims
+// closed for harm. Every figure, and the null gamer's, is printed.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,7 +31,7 @@ using testing::run_counterfactual;
 
 constexpr std::uint64_t kSeeds[] = {1, 7, 19, 42, 1234};
 constexpr double kMaxMeanGain = 1.1;
-constexpr double kMaxMeanHarm = 1.5;
+constexpr double kMaxMeanHarm = 1.25;
 
 struct Strategy {
   const char* name;
@@ -40,40 +41,43 @@ struct Strategy {
   bool reclaims = true;  // reclaim=all can do better than the default (below)
 };
 
-// The flags are what design.md ("Who gets the GPUs a preemption frees")
-// claims under Slurm's hand-off; the comments give these 5 seeds' geometric
-// means (gain p50/p90, harm p50).
+// The flags are what design.md ("Who gets the GPUs a preemption frees",
+// "The preemptor's claim") claims under Slurm's hand-off with the default
+// preemptor_claim=reclaims; the comments give these 5 seeds' geometric
+// means (gain p50/p90, harm p50; null gamer's harm).
 const Strategy kStrategies[] = {
-    // 0.24 / 0.64, harm 4.99: the dilution does not fool the price, but the
-    // placeholders hold GPUs the others want.
-    {"dilution-gpuless", true, true, false},
-    // 0.75 / 0.96, harm 1.05.
-    {"dilution-short", true, true, true},
-    // 0.59 / 0.54, harm 1.22.
-    {"slow-old-placeholders", true, true, true},
+    // 0.04 / 0.04, harm 1.25 (null 1.29): the dilution does not fool the
+    // price, and what the others reclaim of the placeholders is theirs.
+    {"dilution-gpuless", true, true, true},
+    // 0.08 / 0.13, harm 1.83 (null 1.14): 2-day placeholders started
+    // before the first jump stay protected.
+    {"dilution-short", true, true, false},
+    // 0.04 / 0.15, harm 1.80 (null 1.67): its reserve is built between
+    // episodes.
+    {"slow-old-placeholders", true, true, false},
     // A 16-GPU placeholder: the exploit pays where the urgent QOS heads the
-    // queue on 3 of these 5 seeds only. 1.00 / 0.18, harm 5.18.
+    // queue on 3 of these 5 seeds only. 0.83 / 0.19, harm 3.92.
     {"big-placeholder", false, true, false},
-    // 0.07 / 0.35, harm 7.95.
-    {"spread-accounts", true, true, false},
-    // 0.19 / 0.80, harm 1.47: at the bound, not claimed.
+    // 0.01 / 0.05, harm 1.00.
+    {"spread-accounts", true, true, true},
+    // 0.01 / 0.09, harm 1.93.
     {"long-queue-only", true, true, false},
-    // 0.28 / 0.66, harm 3.04.
-    {"working-placeholder", true, true, false},
+    // 0.02 / 0.05, harm 1.00.
+    {"working-placeholder", true, true, true},
     // The gamer's real work is queued early at low QOS as well: its waits
     // are mostly those low jobs', which an urgent QOS at the head does not
     // speed up (gain p90 at most 0.01 there). The team waiting below its
     // entitlement is mostly the gamer itself, whose low real work may not
     // reclaim during its episode, so reclaim=all cannot do better than the
-    // default. 0.50 / 0.62, harm 4.02.
+    // default. 0.30 / 0.32, harm 5.23 (null 2.51).
     {"early-low-real-work", false, true, false, false},
     // exploit's workload with the placeholders at a middle QOS, above the
-    // other teams' jobs. 0.11 / 0.73, harm 6.78.
-    {"middle-rank-bait", true, true, false},
+    // other teams' jobs. 0.01 / 0.05, harm 1.02.
+    {"middle-rank-bait", true, true, true},
     // preempt_scope=any: team A's placeholders are team B's victims. B's
     // urgent jobs start at once with or without them (any team's low job is
     // a victim); harm open under every policy: the placeholders are a load
-    // on the cluster, A's share wasted. 0.25 / 0.25, harm 35.8.
+    // on the cluster, A's share wasted. 0.25 / 0.25, harm 35.1.
     {"colluding-teams", false, true, false, false},
 };
 
@@ -127,7 +131,7 @@ TEST_P(Adversarial, JudgedByTheCounterfactual) {
     EXPECT_LE(geometric_mean(gain90), kMaxMeanGain) << s.name;
   }
   if (s.harm_closed) {
-    EXPECT_LE(geometric_mean(harm50), kMaxMeanHarm) << s.name;
+    EXPECT_LE(geometric_mean(harm50), std::max(kMaxMeanHarm, geometric_mean(null_harm50))) << s.name;
   }
   // The share criterion (design.md, "Reclaim"): reclaim=all must leave
   // teams over their entitlement while others wait for less time than the
@@ -204,24 +208,18 @@ TEST(AdversarialBankedJump, HonestBigTeamPaysUnderTwoPercentButIsRefused) {
   EXPECT_GT(refused, 0u) << "the cost design.md states: honest below-entitlement jumps are refused";
 }
 
-// preemptor_claim=on (opt-in; design.md, "The preemptor's claim"): a
-// reclaim takes the GPUs it frees, so a reserve started during an episode
-// holds nothing another team wants. Where the reserve is all built during
-// episodes the harm falls to within the bound the issue sets (1.25), and
-// the gain stays closed; the strategies whose reserve outlives or predates
-// the episodes (slow-old-placeholders, big-placeholder, ...) are not claimed.
+// preemptor_claim (design.md, "The preemptor's claim"): the harm the
+// suite's default closes above is the claim's doing. With it off (Slurm's
+// hand-off for reclaims too) a reclaim hands the GPUs it frees to the
+// first job that fits, often the gamer's next placeholder, and the harm of
+// the reserves built during episodes comes back (3.4-7.6 over seeds 1-20).
 const char* const kClaimCases[] = {"dilution-gpuless", "middle-rank-bait", "spread-accounts",
                                    "working-placeholder"};
 
-TEST(AdversarialClaim, TakesTheHarmOfEpisodeReservesAway) {
+TEST(AdversarialClaim, OffGivesTheHarmOfEpisodeReservesBack) {
   for (const auto* name : kClaimCases) {
-    const SeedFigures f = with_key(name, "preemptor_claim", "on");
-    EXPECT_LE(geometric_mean(f.gain50), kMaxMeanGain) << name;
-    // p90 within the null gamer's band (its 5-seed geometric means reach
-    // 1.28, design.md "Judged by the counterfactual"): spread-accounts'
-    // is 1.14 on these seeds, 0.89 over seeds 1-20.
-    EXPECT_LE(geometric_mean(f.gain90), 1.28) << name;
-    EXPECT_LE(geometric_mean(f.harm50), 1.25) << name;
+    const SeedFigures f = with_key(name, "preemptor_claim", "off");
+    EXPECT_GT(geometric_mean(f.harm50), 2 * kMaxMeanHarm) << name;
   }
 }
 

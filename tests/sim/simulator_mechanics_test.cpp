@@ -88,10 +88,10 @@ TEST(Mechanics, UnderSlurmsHandoffThePreemptorStartsWhenNoJobAheadFits) {
   EXPECT_EQ(team(r, "b").waits[0], 999);      // the head keeps its reservation
 }
 
-// gpufair's preemptor_claim=on: the backfill preemptor sorts first once it
+// gpufair's preemptor_claim=all: the backfill preemptor sorts first once it
 // preempted, so the GPUs its victim frees are its own, not the head's (b's
-// job, ahead of it: b has no usage yet). Off, as Slurm hands them out, b's
-// job takes them.
+// job, ahead of it: b has no usage yet). By default (reclaims: an in-team
+// jump claims nothing), as Slurm hands them out, b's job takes them.
 TEST(Mechanics, APreemptorClaimTakesTheGpusItsVictimFrees) {
   const std::string csv = std::string(kHeader) +
                           "0,a,ua,8,100,low\n"
@@ -99,7 +99,7 @@ TEST(Mechanics, APreemptorClaimTakesTheGpusItsVictimFrees) {
                           "2,a,ua,8,50,high\n";
   const auto o = flat(8, true);
   const auto off = run_trace(csv, "gpufair", o);
-  const auto on = run_trace(csv, "gpufair", o, "calc_period=60,preemptor_claim=on");
+  const auto on = run_trace(csv, "gpufair", o, "calc_period=60,preemptor_claim=all");
   for (const auto* r : {&off, &on}) {
     EXPECT_EQ(r->preemptions, 1u);
     EXPECT_EQ(r->preemptors_left_pending, 1u);

@@ -319,11 +319,12 @@ TEST(CApi, CyclePriorityPreemptionAndReport) {
 // Associations as the plugin passes them: ids >= 1 (0 = none, so a
 // zero-filled struct has none), usage charged per user, Fair Tree by
 // default and classic with NO_FAIR_TREE.
-// preemptor_claim=on through the C API: the preempt plugin asks for the
+// preemptor_claim=all through the C API (an in-team jump; the default,
+// reclaims, claims none): the preempt plugin asks for the
 // claim's priority; the priority plugin's inputs carry the job id.
 TEST(CApi, PreemptorClaimThroughTheCApi) {
   for (const bool on : {false, true}) {
-    EngineHandle h(on ? "preemptor_claim=on" : "");
+    EngineHandle h(on ? "preemptor_claim=all" : "");
     const int32_t a = gpufair_team_id(h.e, "a");
     const int64_t t0 = 1'700'000'000;
     const gpufair_job_t low = job(2, a, 0, 8, t0 - 900, t0 - 600);

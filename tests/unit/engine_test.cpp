@@ -1323,10 +1323,11 @@ TEST(EngineScavenger, WouldBeScavengersSortLastWhenAsked) {
   }
 }
 
-// preemptor_claim=on: a job that preempted (here the jumper's urgent job 2)
-// sorts first with kMaxPriority until it is seen running or kClaimFor has
-// passed since its first preemption; sprio's terms sum to it
-// (the site term carries it). Off, or for another job, nothing changes.
+// preemptor_claim=all: a job that preempted (here the jumper's urgent job 2,
+// an in-team jump) sorts first with kMaxPriority until it is seen running
+// or kClaimFor has passed since its first preemption; sprio's terms sum to
+// it (the site term carries it). Off, or reclaims (the default: an in-team
+// jump keeps nothing), or for another job, nothing changes.
 TEST(EngineClaim, APreemptorSortsFirstUntilItStarts) {
   struct Case {
     const char* name;
@@ -1338,19 +1339,21 @@ TEST(EngineClaim, APreemptorSortsFirstUntilItStarts) {
     bool claimed;
   };
   const Case cases[] = {
-      {"off (the default)", "", 2, -1, "", 60, false},
-      {"on: the preemptor", "preemptor_claim=on", 2, -1, "", 60, true},
-      {"on: another pending job", "preemptor_claim=on", 1, -1, "", 60, false},
-      {"on: a job the host does not name", "preemptor_claim=on", 0, -1, "", 60, false},
-      {"seen running", "preemptor_claim=on", 2, -1, "running", 60, false},
-      {"ran and ended", "preemptor_claim=on", 2, -1, "ran, ended", 60, false},
+      {"off", "preemptor_claim=off", 2, -1, "", 60, false},
+      {"reclaims (the default): an in-team jump", "", 2, -1, "", 60, false},
+      {"reclaims, said", "preemptor_claim=reclaims", 2, -1, "", 60, false},
+      {"all: the preemptor", "preemptor_claim=all", 2, -1, "", 60, true},
+      {"all: another pending job", "preemptor_claim=all", 1, -1, "", 60, false},
+      {"all: a job the host does not name", "preemptor_claim=all", 0, -1, "", 60, false},
+      {"seen running", "preemptor_claim=all", 2, -1, "running", 60, false},
+      {"ran and ended", "preemptor_claim=all", 2, -1, "ran, ended", 60, false},
       // slurmctld's pending jobs carry backfill's planned end, and the
       // plugin reports every job with an end: not an end of a pending one.
-      {"an end reported while pending", "preemptor_claim=on", 2, -1, "ended", 60, true},
-      {"kClaimFor after the jump", "preemptor_claim=on", 2, -1, "", kClaimFor, true},
-      {"...a second later", "preemptor_claim=on", 2, -1, "", kClaimFor + 1, false},
-      {"preempting again does not extend it", "preemptor_claim=on", 2, 300, "", kClaimFor + 1, false},
-      {"a preemption after it lapsed claims anew", "preemptor_claim=on", 2, kClaimFor + 5, "", kClaimFor + 60,
+      {"an end reported while pending", "preemptor_claim=all", 2, -1, "ended", 60, true},
+      {"kClaimFor after the jump", "preemptor_claim=all", 2, -1, "", kClaimFor, true},
+      {"...a second later", "preemptor_claim=all", 2, -1, "", kClaimFor + 1, false},
+      {"preempting again does not extend it", "preemptor_claim=all", 2, 300, "", kClaimFor + 1, false},
+      {"a preemption after it lapsed claims anew", "preemptor_claim=all", 2, kClaimFor + 5, "", kClaimFor + 60,
        true},
   };
   for (const auto& c : cases) {
@@ -1381,26 +1384,30 @@ TEST(EngineClaim, APreemptorSortsFirstUntilItStarts) {
   }
 }
 
-// A reclaimer claims too, and the claim is not in the state (a restart
-// forgets it; it would last kClaimFor at most anyway).
+// A reclaimer claims under reclaims (the default) and all, not off; the
+// claim is not in the state (a restart forgets it; it would last kClaimFor
+// at most anyway).
 TEST(EngineClaim, AReclaimerClaimsAndARestartForgets) {
-  ScavScenario s("preemptor_claim=on");
-  s.jump(2, kT0);
-  const JobRef scavenger = make_job(30, s.jumper, 0, 8, kT0 - 60, kT0 + 60);
-  const BaitDecision d = s.h.engine.record_preemption(s.waiting, scavenger, kT0 + 120);
-  ASSERT_TRUE(d.reclaim) << d.reason;
-  EXPECT_TRUE(s.h.engine.claimed(s.waiting.id, kT0 + 130));
-  Engine restarted(config_from("preemptor_claim=on"));
-  ASSERT_TRUE(restarted.load_state(s.h.engine.save_state()).ok());
-  EXPECT_FALSE(restarted.claimed(s.waiting.id, kT0 + 130));
-  // The cycle drops a lapsed claim (and keeps a live one).
-  s.h.clock.advance(130);
-  s.h.cycle();
-  EXPECT_TRUE(s.h.engine.claimed(s.waiting.id, s.h.now()));
-  EXPECT_TRUE(s.h.engine.claimed(2, s.h.now()));
-  s.h.clock.advance(kClaimFor);
-  s.h.cycle();
-  EXPECT_FALSE(s.h.engine.claimed(2, s.h.now()));
+  for (const char* params : {"", "preemptor_claim=all", "preemptor_claim=off"}) {
+    SCOPED_TRACE(params);
+    const bool on = std::string_view(params) != "preemptor_claim=off";
+    ScavScenario s(params);
+    s.jump(2, kT0);
+    const JobRef scavenger = make_job(30, s.jumper, 0, 8, kT0 - 60, kT0 + 60);
+    const BaitDecision d = s.h.engine.record_preemption(s.waiting, scavenger, kT0 + 120);
+    ASSERT_TRUE(d.reclaim) << d.reason;
+    EXPECT_EQ(s.h.engine.claimed(s.waiting.id, kT0 + 130), on);
+    Engine restarted(config_from(params));
+    ASSERT_TRUE(restarted.load_state(s.h.engine.save_state()).ok());
+    EXPECT_FALSE(restarted.claimed(s.waiting.id, kT0 + 130));
+    // The cycle drops a lapsed claim (and keeps a live one).
+    s.h.clock.advance(130);
+    s.h.cycle();
+    EXPECT_EQ(s.h.engine.claimed(s.waiting.id, s.h.now()), on);
+    s.h.clock.advance(kClaimFor);
+    s.h.cycle();
+    EXPECT_FALSE(s.h.engine.claimed(s.waiting.id, s.h.now()));
+  }
 }
 
 // A team's top rank is on the scale of preempt_by: after a switch from QOS
