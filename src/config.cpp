@@ -324,10 +324,14 @@ const std::vector<KeyDef>& key_table() {
         "not a scavenger_order", [](Config& c) -> ScavengerOrder& { return c.jump.scavenger_order; }));
     t.push_back(choice_key<PreemptorClaim>(
         "preemptor_claim",
-        {{"off", PreemptorClaim::kOff}, {"reclaims", PreemptorClaim::kReclaims}, {"all", PreemptorClaim::kAll}},
+        {{"off", PreemptorClaim::kOff},
+         {"jumpers", PreemptorClaim::kJumpers},
+         {"reclaims", PreemptorClaim::kReclaims},
+         {"all", PreemptorClaim::kAll}},
         "whose preemptions keep the GPUs they free, the preemptor sorting first until it starts (at most 10 "
-        "minutes): reclaims across teams (reclaims), in-team jumps too (all), none: Slurm gives them to the "
-        "first job in priority order that fits (off)",
+        "minutes): reclaims from a team that jumped the queue or from a scavenger (jumpers), every reclaim "
+        "(reclaims), in-team jumps too (all), none: Slurm gives them to the first job in priority order that "
+        "fits (off)",
         "not a preemptor_claim mode", [](Config& c) -> PreemptorClaim& { return c.jump.preemptor_claim; }));
     t.push_back({"state_file", "a file path",
                  "where the state is saved; empty = <StateSaveLocation>/gpufair.state",

@@ -210,7 +210,7 @@ struct Engine::Impl {
   // preempted (not in the state: a restart forgets them, kClaimFor at most).
   std::unordered_map<JobId, TimePoint> claims;
   // What this preemption frees is the preemptor's if the configured mode
-  // is at least `needs` (reclaims < all); from its first preemption:
+  // is at least `needs` (jumpers < reclaims < all); from its first preemption:
   // preempting again does not extend it.
   void claim(const JobRef& preemptor, TimePoint when, PreemptorClaim needs) {
     if (preemptor.id == 0 || config.jump.preemptor_claim < needs) return;
@@ -1422,12 +1422,16 @@ BaitDecision Engine::record_preemption(const JobRef& preemptor, const JobRef& vi
   BaitDecision d = decision_of(preemptor, victim, when);
   if (!d.in_team && m.config.preempt_scope != PreemptScope::kAny) {
     // Not an in-team jump: the reclaim rule let it through.
-    m.claim(preemptor, when, PreemptorClaim::kReclaims);
     m.check_team(victim.team, "record_preemption (victim)");
     TeamState& v = m.teams[static_cast<std::size_t>(victim.team)];
     d.reclaim = true;
+    const bool scavenger = m.is_scavenger(v, victim, when);
+    // What a jump or a reserve took goes back with a claim; a rebalancing
+    // of a team merely over its entitlement is left to fair-share order.
+    m.claim(preemptor, when,
+            scavenger || m.jumped_lately(v, when) ? PreemptorClaim::kJumpers : PreemptorClaim::kReclaims);
     char buf[320];
-    if (m.is_scavenger(v, victim, when)) {
+    if (scavenger) {
       std::snprintf(buf, sizeof buf,
                     "reclaim of a scavenger: team %s took %.1f GPUs from a job of team %s that started after "
                     "it preempted its own jobs (scavenger_window; holding %.1f of its %.1f entitled GPUs)",

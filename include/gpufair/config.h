@@ -34,7 +34,7 @@ enum class BankedJump { kAllow, kRefuse };
 enum class ScavengerOrder { kQueue, kLast };
 // Which preemptors sort first until they start (design.md, "The
 // preemptor's claim").
-enum class PreemptorClaim { kOff, kReclaims, kAll };
+enum class PreemptorClaim { kOff, kJumpers, kReclaims, kAll };
 
 // PriorityFlags=NO_NORMAL_ASSOC/_PART/_QOS/_TRES: the factor is the raw
 // value (association or QOS Priority, partition PriorityJobFactor, TRES
@@ -121,10 +121,16 @@ struct JumpConfig {
   // stale job cannot inflate a price. Four hours: longer than a typical
   // queue wait on a healthy cluster, far shorter than a stuck job's.
   Seconds price_cap = 4 * 3600;
-  // reclaim: jumpers (default) = the GPUs of a team over its entitlement
-  // that jumped the queue (paid a jump price) or was caught baiting within
-  // bait_window; all = any team over its entitlement; off = never.
-  Reclaim reclaim = Reclaim::kJumpers;
+  // reclaim: all (default since 2026-12-07) = the GPUs of any team over
+  // its entitlement; jumpers = only of a team that jumped the queue (paid a
+  // jump price) or was caught baiting within bait_window; off = never.
+  // With jumpers a reserve that never paid a price (placeholders started
+  // before the first jump, free jumps onto scavengers) is nobody's to take.
+  // With all a gamer's own jobs reclaim too; preemptor_claim=jumpers leaves
+  // the GPUs of a reclaim from a team that did not jump to fair-share
+  // order, so that does not start its urgent jobs at once. design.md,
+  // "Reclaim" and "The preemptor's claim".
+  Reclaim reclaim = Reclaim::kAll;
   // banked_jump: refuse = a team below its entitlement may displace only
   // its own jobs that started at or after the preemptor became eligible
   // (GPUs it got while the preemptor already waited), never GPUs banked in
@@ -156,16 +162,18 @@ struct JumpConfig {
   // fits, so a preemptor that is not the head frees them for someone else
   // and preempts again and again. A claimed preemptor sorts first (priority
   // kMaxPriority) until a cycle sees it running, at most kClaimFor from its
-  // first preemption. reclaims (default): a job that reclaimed GPUs across
-  // teams (the reclaim rule, scavengers included), so that what gpufair
-  // gives back goes to the team it was owed to and not, as the head of the
-  // queue often is, to the victim's team's next placeholder; an in-team
-  // jump is not claimed, so it keeps what it frees only when nothing ahead
-  // of it fits there. all: in-team jumps too (that gives a reserve held
-  // before a team's first jump its jump back). off: Slurm's hand-off for
-  // every preemption. design.md, "The preemptor's claim": what each does to
-  // gain, harm and honest teams.
-  PreemptorClaim preemptor_claim = PreemptorClaim::kReclaims;
+  // first preemption. jumpers (default): a job that reclaimed GPUs from a
+  // team that jumped the queue lately (reclaim=jumpers' test) or from a
+  // scavenger, so that what a jump or a reserve took goes back to a team it
+  // was taken from and not, as the head of the queue often is, to the
+  // victim's team's next placeholder. A reclaim from a team merely over its
+  // entitlement (reclaim=all) requeues its youngest job and leaves the GPUs
+  // to fair-share order: claimed, a gamer's own reclaims would start its
+  // urgent jobs at once. reclaims: every reclaim. all: in-team jumps too
+  // (that gives a reserve held before a team's first jump its jump back).
+  // off: Slurm's hand-off for every preemption. design.md, "The
+  // preemptor's claim": what each does to gain, harm and honest teams.
+  PreemptorClaim preemptor_claim = PreemptorClaim::kJumpers;
 };
 
 // How long a preemptor's claim lasts at most (preemptor_claim): Slurm frees

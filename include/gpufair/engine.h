@@ -175,8 +175,9 @@ class Engine {
   bool may_reclaim(const JobRef& reclaimer, TimePoint now) const;
   // A preemption really happened: an in-team jump is priced and judged; a
   // cross-team one (preempt_scope=team) is recorded as a reclaim.
-  // A reclaim (preemptor_claim=reclaims, the default), or any of them
-  // (all), also claims what its victims free for the preemptor: until it is seen running (observe_running) or kClaimFor has
+  // A reclaim from a team that jumped or from a scavenger
+  // (preemptor_claim=jumpers, the default), any reclaim (reclaims), or any
+  // preemption (all) also claims what its victims free for the preemptor: until it is seen running (observe_running) or kClaimFor has
   // passed, priority() gives it kMaxPriority (job_ended of a job not seen
   // running changes nothing).
   BaitDecision record_preemption(const JobRef& preemptor, const JobRef& victim,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Check 18: who gets the GPUs an in-team preemption frees (design.md, "Who
-# gets the GPUs a preemption frees"), under the default preemptor_claim=reclaims
+# gets the GPUs a preemption frees"), under the default preemptor_claim=jumpers
 # (an in-team jump claims nothing) and under preemptor_claim=all.
 #
 # teamb's long low job holds gpu1, teamc's shorter ones gpu2-4; teamc's
@@ -8,7 +8,7 @@
 # whatever the fair share. teamb's high job is behind it: only a backfill
 # pass lets it preempt teamb's own job. Slurm then hands the freed node to
 # the first job in priority order that fits:
-#   reclaims (the default; off alike): teamc's head job gets gpu1, teamb's
+#   jumpers (the default; off and reclaims alike): teamc's head job gets gpu1, teamb's
 #       high job waits;
 #   all: the preemptor sorts first from its preemption (priority 4294967294,
 #       set by preempt/gpufair at once), so teamb's high job gets gpu1 and
@@ -56,9 +56,9 @@ node_of() { squeue -h -j "$1" -o %N 2>/dev/null || true; }
 sleep 3
 round
 [[ $(state_of "$head") == RUNNING && $(node_of "$head") == gpu1 ]] ||
-  fail "claim reclaims: expected teamc's head job $head on gpu1 (Slurm's hand-off), it is $(state_of "$head") on '$(node_of "$head")'"
-[[ $(state_of "$bh") == PENDING ]] || fail "claim reclaims: teamb's high job $bh is $(state_of "$bh"), expected PENDING"
-ok "preemptor_claim=reclaims (the default): teamb's high job $bh freed gpu1 and teamc's head job $head took it (Slurm's hand-off)"
+  fail "claim jumpers: expected teamc's head job $head on gpu1 (Slurm's hand-off), it is $(state_of "$head") on '$(node_of "$head")'"
+[[ $(state_of "$bh") == PENDING ]] || fail "claim jumpers: teamb's high job $bh is $(state_of "$bh"), expected PENDING"
+ok "preemptor_claim=jumpers (the default): teamb's high job $bh freed gpu1 and teamc's head job $head took it (Slurm's hand-off)"
 clear_queue
 
 "$CLUSTER" reconfigure --priority-params "$base,preemptor_claim=all" || fail "reconfigure (preemptor_claim=all) failed"

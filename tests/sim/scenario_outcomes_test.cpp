@@ -7,9 +7,12 @@
 // cluster the honest teams get at least their share and the gamer no more
 // than its own. All under Slurm's hand-off (the simulator's default: the
 // GPUs a preemption frees go to the first job in priority order that fits).
-// The harm to the other teams is printed, not bounded: under Slurm's
-// hand-off it is open on every one of these (design.md, "Who gets the GPUs
-// a preemption frees").
+// The harm to the other teams (the worst other team's p50 wait gaming /
+// honest, geometric mean) is at most 1.25, the issue's bound, on every one
+// of these but gaming-small, where it is printed: with the defaults
+// (reclaim=all, preemptor_claim=jumpers) a reclaim from a team that jumped
+// or from a scavenger keeps the GPUs it frees (design.md, "The preemptor's
+// claim"; with the claim off, 4-7x).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -74,7 +77,11 @@ double geometric_mean(const std::vector<double>& v) {
 }
 
 // Gain by the counterfactual (counterfactual.h), geometric mean of p50 and
-// of p90 over the seeds <= 1.1. Harm printed: open (the file's head).
+// of p90 over the seeds <= 1.1; harm <= 1.25 but where it is open (the
+// file's head): four 1-GPU placeholders an hour sort ahead of the others'
+// jobs and take every GPU that frees (design.md, "Scavengers").
+const std::string kHarmOpen = "gaming-small";
+
 void expect_gaming_does_not_pay(const std::string& name,
                                 const std::vector<std::pair<std::string, std::string>>& extra = {}) {
   std::vector<double> g50, g90, h50;
@@ -92,6 +99,9 @@ void expect_gaming_does_not_pay(const std::string& name,
               geometric_mean(g90), geometric_mean(h50));
   EXPECT_LE(geometric_mean(g50), 1.1) << name;
   EXPECT_LE(geometric_mean(g90), 1.1) << name;
+  if (name != kHarmOpen) {
+    EXPECT_LE(geometric_mean(h50), 1.25) << name;
+  }
 }
 
 TEST_P(GamingScenario, GpufairGamingDoesNotPay) {

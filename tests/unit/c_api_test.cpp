@@ -320,7 +320,7 @@ TEST(CApi, CyclePriorityPreemptionAndReport) {
 // zero-filled struct has none), usage charged per user, Fair Tree by
 // default and classic with NO_FAIR_TREE.
 // preemptor_claim=all through the C API (an in-team jump; the default,
-// reclaims, claims none): the preempt plugin asks for the
+// jumpers, claims none): the preempt plugin asks for the
 // claim's priority; the priority plugin's inputs carry the job id.
 TEST(CApi, PreemptorClaimThroughTheCApi) {
   for (const bool on : {false, true}) {

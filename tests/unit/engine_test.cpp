@@ -1012,8 +1012,9 @@ TEST(EngineReclaim, Rules) {
       {"reclaim=all: a team over its share gives back", "reclaim=all", false, 0, true, ""},
       {"...its youngest jobs while it is over (16 of 32 GPUs)", "reclaim=all", false, 1, true, ""},
       {"...down to its entitlement", "reclaim=all", false, 2, false, "without the jobs a reclaim takes first"},
-      {"default (jumpers): an honest squatter keeps its GPUs", "", false, 0, false, "has not jumped"},
-      {"default (jumpers): a team that jumped the queue gives back", "", true, 0, true, ""},
+      {"the default is all", "", false, 0, true, ""},
+      {"reclaim=jumpers: an honest squatter keeps its GPUs", "reclaim=jumpers", false, 0, false, "has not jumped"},
+      {"reclaim=jumpers: a team that jumped the queue gives back", "reclaim=jumpers", true, 0, true, ""},
       {"reclaim=off", "reclaim=off", true, 0, false, "reclaim=off"},
   };
   for (const auto& c : cases) {
@@ -1036,7 +1037,7 @@ TEST(EngineReclaim, Rules) {
 TEST(EngineReclaim, PossibleFlagFollowsTheRule) {
   EXPECT_TRUE(SquatScenario("reclaim=all").h.engine.reclaim_possible());
   EXPECT_FALSE(SquatScenario("reclaim=off").h.engine.reclaim_possible());
-  SquatScenario honest("");  // jumpers: nobody jumped yet
+  SquatScenario honest("reclaim=jumpers");  // nobody jumped yet
   EXPECT_FALSE(honest.h.engine.reclaim_possible());
   honest.h.engine.record_preemption(make_job(99, honest.squatter, 10, 8, honest.h.now() - 60),
                                     honest.h.running.front(), honest.h.now());
@@ -1326,8 +1327,8 @@ TEST(EngineScavenger, WouldBeScavengersSortLastWhenAsked) {
 // preemptor_claim=all: a job that preempted (here the jumper's urgent job 2,
 // an in-team jump) sorts first with kMaxPriority until it is seen running
 // or kClaimFor has passed since its first preemption; sprio's terms sum to
-// it (the site term carries it). Off, or reclaims (the default: an in-team
-// jump keeps nothing), or for another job, nothing changes.
+// it (the site term carries it). Off, jumpers (the default) or reclaims
+// (an in-team jump keeps nothing), or for another job, nothing changes.
 TEST(EngineClaim, APreemptorSortsFirstUntilItStarts) {
   struct Case {
     const char* name;
@@ -1340,8 +1341,8 @@ TEST(EngineClaim, APreemptorSortsFirstUntilItStarts) {
   };
   const Case cases[] = {
       {"off", "preemptor_claim=off", 2, -1, "", 60, false},
-      {"reclaims (the default): an in-team jump", "", 2, -1, "", 60, false},
-      {"reclaims, said", "preemptor_claim=reclaims", 2, -1, "", 60, false},
+      {"jumpers (the default): an in-team jump", "", 2, -1, "", 60, false},
+      {"reclaims", "preemptor_claim=reclaims", 2, -1, "", 60, false},
       {"all: the preemptor", "preemptor_claim=all", 2, -1, "", 60, true},
       {"all: another pending job", "preemptor_claim=all", 1, -1, "", 60, false},
       {"all: a job the host does not name", "preemptor_claim=all", 0, -1, "", 60, false},
@@ -1384,11 +1385,11 @@ TEST(EngineClaim, APreemptorSortsFirstUntilItStarts) {
   }
 }
 
-// A reclaimer claims under reclaims (the default) and all, not off; the
-// claim is not in the state (a restart forgets it; it would last kClaimFor
+// A reclaimer of a scavenger claims under jumpers (the default), reclaims
+// and all, not off; the claim is not in the state (a restart forgets it; it would last kClaimFor
 // at most anyway).
 TEST(EngineClaim, AReclaimerClaimsAndARestartForgets) {
-  for (const char* params : {"", "preemptor_claim=all", "preemptor_claim=off"}) {
+  for (const char* params : {"", "preemptor_claim=reclaims", "preemptor_claim=all", "preemptor_claim=off"}) {
     SCOPED_TRACE(params);
     const bool on = std::string_view(params) != "preemptor_claim=off";
     ScavScenario s(params);
@@ -1407,6 +1408,38 @@ TEST(EngineClaim, AReclaimerClaimsAndARestartForgets) {
     s.h.clock.advance(kClaimFor);
     s.h.cycle();
     EXPECT_FALSE(s.h.engine.claimed(s.waiting.id, s.h.now()));
+  }
+}
+
+// Which reclaims claim (table): from a team that jumped the queue lately
+// (it paid a price), as from a scavenger above, under jumpers (the
+// default); from a team merely over its entitlement (reclaim=all) only
+// under reclaims and all: that rebalancing is left to fair-share order.
+TEST(EngineClaim, AReclaimClaimsWhenItsVictimJumped) {
+  struct Case {
+    const char* name;
+    const char* params;
+    bool squatter_jumped;
+    bool claimed;
+  };
+  const Case cases[] = {
+      {"jumpers (default): from a team over its entitlement", "", false, false},
+      {"jumpers (default): from a team that jumped", "", true, true},
+      {"reclaims: from a team over its entitlement", "preemptor_claim=reclaims", false, true},
+      {"all: from a team over its entitlement", "preemptor_claim=all", false, true},
+      {"off: from a team that jumped", "preemptor_claim=off", true, false},
+  };
+  for (const auto& c : cases) {
+    SquatScenario s(c.params);
+    if (c.squatter_jumped) {
+      const BaitDecision d = s.h.engine.record_preemption(make_job(99, s.squatter, 10, 8, s.h.now() - 60),
+                                                          s.h.running.front(), s.h.now());
+      ASSERT_GT(d.charged_gpu_s, 0) << c.name << ": " << d.reason;
+    }
+    ASSERT_TRUE(s.ask().allowed) << c.name;
+    const BaitDecision d = s.h.engine.record_preemption(s.waiting, *s.victim(), s.h.now());
+    ASSERT_TRUE(d.reclaim) << c.name << ": " << d.reason;
+    EXPECT_EQ(s.h.engine.claimed(s.waiting.id, s.h.now() + 10), c.claimed) << c.name;
   }
 }
 
@@ -1527,7 +1560,7 @@ TEST(EngineScavenger, BankedJumpStillRefusesAScavengerHeldBeforeThePreemptorWait
 }
 
 TEST(EngineScavenger, ReportsTheEpisodeAndTheFlagLetsThePluginAsk) {
-  ScavScenario s("");
+  ScavScenario s("reclaim=jumpers");
   EXPECT_FALSE(s.h.engine.reclaim_possible());  // nobody over its share jumped, no episode
   EXPECT_EQ(s.h.engine.team_report(s.jumper, kT0).scavenger_until, 0);
   s.jump(2, kT0);
