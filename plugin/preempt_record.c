@@ -13,8 +13,8 @@
  *  libgpufair's claim mutex (innermost, a few instructions) and assoc_mgr
  *  assoc READ, never both. gf_preemptor_remember() runs from every
  *  predicate thread, lock free. When the core grants the preemptor a
- *  claim (preemptor_claim: a reclaim by default, in-team jumps too with
- *  all) the grace-time query (job WRITE lock) also raises its priority.
+ *  claim (preemptor_claim: by default a reclaim from a team that jumped
+ *  or of a scavenger; in-team jumps too with all) the grace-time query (job WRITE lock) also raises its priority.
 \*****************************************************************************/
 
 #define _GNU_SOURCE
