@@ -121,16 +121,15 @@ struct JumpConfig {
   // stale job cannot inflate a price. Four hours: longer than a typical
   // queue wait on a healthy cluster, far shorter than a stuck job's.
   Seconds price_cap = 4 * 3600;
-  // reclaim: all (default since 2026-12-07) = the GPUs of any team over
-  // its entitlement; jumpers = only of a team that jumped the queue (paid a
-  // jump price) or was caught baiting within bait_window; off = never.
-  // With jumpers a reserve that never paid a price (placeholders started
-  // before the first jump, free jumps onto scavengers) is nobody's to take.
-  // With all a gamer's own jobs reclaim too; preemptor_claim=jumpers leaves
-  // the GPUs of a reclaim from a team that did not jump to fair-share
-  // order, so that does not start its urgent jobs at once. design.md,
-  // "Reclaim" and "The preemptor's claim".
-  Reclaim reclaim = Reclaim::kAll;
+  // reclaim: jumpers (default) = the GPUs of a team over its entitlement
+  // that jumped the queue (paid a jump price) or was caught baiting within
+  // bait_window; all = any team over its entitlement; off = never. With
+  // jumpers a reserve that never paid a price (placeholders started before
+  // the first jump, free jumps onto scavengers) is nobody's to take; all
+  // takes it too, and with preemptor_claim=jumpers the gamer's own
+  // reclaims from teams that did not jump gain it nothing, but it costs
+  // honest teams more (design.md, "The preemptor's claim").
+  Reclaim reclaim = Reclaim::kJumpers;
   // banked_jump: refuse = a team below its entitlement may displace only
   // its own jobs that started at or after the preemptor became eligible
   // (GPUs it got while the preemptor already waited), never GPUs banked in

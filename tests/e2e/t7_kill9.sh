@@ -7,11 +7,12 @@ clear_queue
 sleep 3
 gshow_json >"$E2E_OUT/t7-before-jobs.json"
 ids=()
-# The running jobs are team C's: C never jumps the queue in these checks, so
-# no reclaim (reclaim=jumpers) takes its GPUs for the pending jobs.
+# Every job is team C's: C holds the whole cluster, above its entitlement,
+# and a pending job of another team would reclaim its GPUs (reclaim=all),
+# so the pending jobs are C's own (same QOS: no in-team preemption either).
 for n in gpu1 gpu2 gpu3 gpu4; do ids+=("$(sub gfc1 teamc normal 8 24 -w $n)"); done
 for j in "${ids[@]}"; do wait_state "$j" RUNNING 20 || fail "job $j did not start"; done
-pend=("$(sub gfb1 teamb normal 8 3)" "$(sub gfa1 teama normal 8 3)")
+pend=("$(sub gfc1 teamc normal 8 3)" "$(sub gfc1 teamc normal 8 3)")
 sleep 7
 gshow_json >"$E2E_OUT/t7-before-kill.json"
 "$CLUSTER" restart-ctld --kill9 || fail "slurmctld did not come back after kill -9"

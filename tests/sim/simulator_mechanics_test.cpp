@@ -162,9 +162,7 @@ TEST(Mechanics, CancelModeDropsTheVictim) {
 
 // Scavengers (design.md): after a's urgent job displaced one of a's jobs at
 // 10, the low job a starts at 110 is a scavenger; b's job, blocked at 200,
-// takes its GPUs at once. With scavengers off it waits for a's jobs to end
-// (reclaim=jumpers: a's jump was free, so a is no jumper; under the default
-// reclaim=all b would take a's youngest job as over its entitlement).
+// takes its GPUs at once. With scavengers off it waits for a's jobs to end.
 TEST(Mechanics, AScavengerIsReclaimedByTheBlockedHead) {
   const std::string csv = std::string(kHeader) +
                           "0,a,ua,4,10000,low\n"
@@ -177,7 +175,7 @@ TEST(Mechanics, AScavengerIsReclaimedByTheBlockedHead) {
   EXPECT_EQ(team(r, "b").reclaims_made, 1u);
   EXPECT_EQ(team(r, "a").reclaimed_from, 1u);
   EXPECT_NEAR(team(r, "a").reclaim_lost_gpu_hours, 4 * 90 / 3600.0, 1e-12);
-  const auto off = run_trace(csv, "gpufair", flat(8), "scavenger_window=0,reclaim=jumpers");
+  const auto off = run_trace(csv, "gpufair", flat(8), "scavenger_window=0");
   EXPECT_EQ(team(off, "b").reclaims_made, 0u);
   EXPECT_GT(team(off, "b").waits[0], 9000);
 }
@@ -214,9 +212,9 @@ TEST(Mechanics, OverEntitlementCountsOnlyWhileATeamBelowItsOwnWaits) {
   EXPECT_DOUBLE_EQ(team(fifo, "a").over_entitlement_s, 10000 - 100);
   EXPECT_NEAR(team(fifo, "a").over_entitlement_gpu_s, (8 - 1.05 * 4) * (10000 - 100), 1e-6);
   EXPECT_DOUBLE_EQ(team(fifo, "b").over_entitlement_gpu_s, 0);
-  const auto jumpers = run_trace(csv, "gpufair", flat(8), "reclaim=jumpers");  // a never jumped: not reclaimed
+  const auto jumpers = run_trace(csv, "gpufair", flat(8));  // a never jumped: not reclaimed
   EXPECT_DOUBLE_EQ(jumpers.over_entitlement_s, 10000 - 100);
-  const auto all = run_trace(csv, "gpufair", flat(8), "calc_period=60");  // reclaim=all, the default
+  const auto all = run_trace(csv, "gpufair", flat(8), "calc_period=60,reclaim=all");
   EXPECT_EQ(team(all, "b").reclaims_made, 1u);
   EXPECT_EQ(team(all, "b").waits[0], 20);
   EXPECT_DOUBLE_EQ(all.over_entitlement_s, 20);

@@ -1012,7 +1012,7 @@ TEST(EngineReclaim, Rules) {
       {"reclaim=all: a team over its share gives back", "reclaim=all", false, 0, true, ""},
       {"...its youngest jobs while it is over (16 of 32 GPUs)", "reclaim=all", false, 1, true, ""},
       {"...down to its entitlement", "reclaim=all", false, 2, false, "without the jobs a reclaim takes first"},
-      {"the default is all", "", false, 0, true, ""},
+      {"default (jumpers): an honest squatter keeps its GPUs", "", false, 0, false, "has not jumped"},
       {"reclaim=jumpers: an honest squatter keeps its GPUs", "reclaim=jumpers", false, 0, false, "has not jumped"},
       {"reclaim=jumpers: a team that jumped the queue gives back", "reclaim=jumpers", true, 0, true, ""},
       {"reclaim=off", "reclaim=off", true, 0, false, "reclaim=off"},
@@ -1411,10 +1411,11 @@ TEST(EngineClaim, AReclaimerClaimsAndARestartForgets) {
   }
 }
 
-// Which reclaims claim (table): from a team that jumped the queue lately
-// (it paid a price), as from a scavenger above, under jumpers (the
-// default); from a team merely over its entitlement (reclaim=all) only
-// under reclaims and all: that rebalancing is left to fair-share order.
+// Which reclaims claim (table; reclaim=all, so that a team merely over its
+// entitlement may be reclaimed from): from a team that jumped the queue
+// lately (it paid a price), as from a scavenger above, under jumpers (the
+// default); from a team merely over its entitlement only under reclaims
+// and all: that rebalancing is left to fair-share order.
 TEST(EngineClaim, AReclaimClaimsWhenItsVictimJumped) {
   struct Case {
     const char* name;
@@ -1423,11 +1424,11 @@ TEST(EngineClaim, AReclaimClaimsWhenItsVictimJumped) {
     bool claimed;
   };
   const Case cases[] = {
-      {"jumpers (default): from a team over its entitlement", "", false, false},
-      {"jumpers (default): from a team that jumped", "", true, true},
-      {"reclaims: from a team over its entitlement", "preemptor_claim=reclaims", false, true},
-      {"all: from a team over its entitlement", "preemptor_claim=all", false, true},
-      {"off: from a team that jumped", "preemptor_claim=off", true, false},
+      {"jumpers (default): from a team over its entitlement", "reclaim=all", false, false},
+      {"jumpers (default): from a team that jumped", "reclaim=all", true, true},
+      {"reclaims: from a team over its entitlement", "reclaim=all,preemptor_claim=reclaims", false, true},
+      {"all: from a team over its entitlement", "reclaim=all,preemptor_claim=all", false, true},
+      {"off: from a team that jumped", "reclaim=all,preemptor_claim=off", true, false},
   };
   for (const auto& c : cases) {
     SquatScenario s(c.params);
