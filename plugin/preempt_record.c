@@ -14,7 +14,8 @@
  *  assoc READ, never both. gf_preemptor_remember() runs from every
  *  predicate thread, lock free. When the core grants the preemptor a
  *  claim (preemptor_claim: by default a reclaim from a team that jumped
- *  or of a scavenger; in-team jumps too with all) the grace-time query (job WRITE lock) also raises its priority.
+ *  or of a scavenger; in-team jumps too with all) the grace-time query
+ *  (job WRITE lock) also raises its priority.
 \*****************************************************************************/
 
 #define _GNU_SOURCE

@@ -279,9 +279,9 @@ int gpufair_job_ended(gpufair_engine_t *e, uint64_t job_id, int64_t end_time);
 
 /* preemptor_claim: the priority a job whose preemption claimed what it
  * frees (by default a reclaim from a team that jumped or of a scavenger;
- * in-team jumps too with all) and that has
- * not been seen running yet holds (at most 10 minutes), or 0 when it
- * holds none. The preempt plugin gives it to the preemptor at once. */
+ * in-team jumps too with all) and that has not been seen running yet
+ * holds (at most 10 minutes), or 0 when it holds none. The preempt
+ * plugin gives it to the preemptor at once. */
 uint32_t gpufair_claim_priority(const gpufair_engine_t *e, uint64_t job_id,
                                 int64_t now);
 

@@ -177,9 +177,10 @@ class Engine {
   // cross-team one (preempt_scope=team) is recorded as a reclaim.
   // A reclaim from a team that jumped or from a scavenger
   // (preemptor_claim=jumpers, the default), any reclaim (reclaims), or any
-  // preemption (all) also claims what its victims free for the preemptor: until it is seen running (observe_running) or kClaimFor has
-  // passed, priority() gives it kMaxPriority (job_ended of a job not seen
-  // running changes nothing).
+  // preemption (all) also claims what its victims free for the preemptor:
+  // until it is seen running (observe_running) or kClaimFor has passed,
+  // priority() gives it kMaxPriority (job_ended of a job not seen running
+  // changes nothing).
   BaitDecision record_preemption(const JobRef& preemptor, const JobRef& victim,
                                  TimePoint when);
   // Whether `job` holds such a claim now (what the preempt plugin asks, to
