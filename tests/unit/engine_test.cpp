@@ -997,6 +997,11 @@ struct SquatScenario {
     return h.running.end();
   }
   PreemptCheck ask(int older = 0) { return h.engine.check_reclaim(waiting, *victim(older), h.now()); }
+  // The squatter's urgent job displaces its oldest job now: an in-team
+  // jump, priced while the waiter waits (so the squatter "jumped lately").
+  BaitDecision jump() {
+    return h.engine.record_preemption(make_job(99, squatter, 10, 8, h.now() - 60), h.running.front(), h.now());
+  }
 };
 
 TEST(EngineReclaim, Rules) {
@@ -1020,8 +1025,7 @@ TEST(EngineReclaim, Rules) {
   for (const auto& c : cases) {
     SquatScenario s(c.params);
     if (c.squatter_jumped) {
-      const BaitDecision d = s.h.engine.record_preemption(make_job(99, s.squatter, 10, 8, s.h.now() - 60),
-                                                          s.h.running.front(), s.h.now());
+      const BaitDecision d = s.jump();
       ASSERT_GT(d.charged_gpu_s, 0) << c.name << ": " << d.reason;
     }
     const PreemptCheck r = s.ask(c.older);
@@ -1039,8 +1043,7 @@ TEST(EngineReclaim, PossibleFlagFollowsTheRule) {
   EXPECT_FALSE(SquatScenario("reclaim=off").h.engine.reclaim_possible());
   SquatScenario honest("reclaim=jumpers");  // nobody jumped yet
   EXPECT_FALSE(honest.h.engine.reclaim_possible());
-  honest.h.engine.record_preemption(make_job(99, honest.squatter, 10, 8, honest.h.now() - 60),
-                                    honest.h.running.front(), honest.h.now());
+  honest.jump();
   honest.h.cycle();
   EXPECT_TRUE(honest.h.engine.reclaim_possible());
   SquatScenario nobody_waits("reclaim=all");
@@ -1433,8 +1436,7 @@ TEST(EngineClaim, AReclaimClaimsWhenItsVictimJumped) {
   for (const auto& c : cases) {
     SquatScenario s(c.params);
     if (c.squatter_jumped) {
-      const BaitDecision d = s.h.engine.record_preemption(make_job(99, s.squatter, 10, 8, s.h.now() - 60),
-                                                          s.h.running.front(), s.h.now());
+      const BaitDecision d = s.jump();
       ASSERT_GT(d.charged_gpu_s, 0) << c.name << ": " << d.reason;
     }
     ASSERT_TRUE(s.ask().allowed) << c.name;
