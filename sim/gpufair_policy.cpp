@@ -123,6 +123,7 @@ PolicyTeamState GpufairPolicy::team_state(std::int32_t team, TimePoint now) cons
   s.penalty = r.penalty;
   s.bait_detections = r.bait_detections;
   s.fairshare = r.effective_fairshare;
+  s.price_gpu_s = r.price_total_gpu_s;
   return s;
 }
 

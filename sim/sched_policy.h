@@ -36,6 +36,10 @@ struct PolicyTeamState {
   double penalty = 0;
   std::uint32_t bait_detections = 0;
   double fairshare = 0;
+  // The jump prices the team paid in the end, GPU-seconds, if the policy
+  // settles them after the jump (gpufair: on how long each jumper ran);
+  // negative: the sum of the prices charged at the jumps stands.
+  double price_gpu_s = -1;
 };
 
 class SchedPolicy {

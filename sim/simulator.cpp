@@ -911,6 +911,7 @@ void Simulator::finish(TimePoint end) {
     const auto st = policy_->team_state(static_cast<std::int32_t>(&tr - teams_.data()), end);
     tr.result.penalty = st.penalty;
     tr.result.fairshare = st.fairshare;
+    if (st.price_gpu_s >= 0) tr.result.price_gpu_s = st.price_gpu_s;
     tr.result.usage_series.resize((static_cast<size_t>(end) + series_width_ - 1) / static_cast<size_t>(series_width_), 0.0);
   }
   // Jain's index over share-normalised GPU-hours: x_i = (hours share) / (configured share).

@@ -222,6 +222,60 @@ struct Engine::Impl {
     const auto it = claims.find(id);
     return it != claims.end() && elapsed_between(it->second, now) <= kClaimFor;
   }
+  // A queue jump's price, open until its preemptor stops running (design.md,
+  // "Jump price"): a passed job's start can be pushed back by at most the time
+  // the jumper holds the GPUs, so each passed job is finally charged
+  // min(its capped wait, the jumper's run) and the rest is refunded. Charged
+  // in full at the jump, so the price bites at once.
+  struct OpenPrice {
+    TeamId team = -1;
+    TimePoint when = 0;   // the jump
+    TimePoint as_of = 0;  // last_cycle at the jump: the charge's worth decays from there
+    double charged = 0;   // GPU-seconds charged (skip_charge x full)
+    double full = 0;      // sum of gpus x capped wait over `passed`
+    std::vector<PassedJob> passed;
+  };
+  std::unordered_map<JobId, OpenPrice> open_prices;
+
+  // The jumper `id` stopped after running `ran` seconds (0: it never
+  // started): charge what it held the GPUs for, refund the rest at its
+  // decayed worth.
+  void settle_price(JobId id, Seconds ran) {
+    const auto it = open_prices.find(id);
+    if (it == open_prices.end()) return;
+    OpenPrice p = std::move(it->second);
+    open_prices.erase(it);
+    if (p.team < 0 || static_cast<std::size_t>(p.team) >= teams.size() || !(p.full > 0)) return;
+    double held = 0;
+    const Seconds held_for = std::max<Seconds>(ran, 0);
+    for (const PassedJob& x : p.passed) held += x.gpus * static_cast<double>(std::min(x.wait, held_for));
+    const double owed = p.charged * std::min(1.0, held / p.full);
+    const double refund = std::max(0.0, p.charged - owed);
+    TeamState& t = teams[static_cast<std::size_t>(p.team)];
+    if (refund > 0) {
+      const Seconds since = std::max<Seconds>(0, elapsed_between(p.as_of, last_cycle));
+      const double worth = refund * decay_factor(since, config.decay_half_life);
+      t.ledger.usage = std::max(0.0, t.ledger.usage - worth);
+      t.ledger.raw_usage = std::max(0.0, t.ledger.raw_usage - refund);
+      t.price_total_gpu_s = std::max(0.0, t.price_total_gpu_s - refund);
+    }
+    for (BaitDecision& d : t.recent) {
+      if (d.preemptor != id || d.reclaim || !(d.charged_gpu_s > 0)) continue;
+      char buf[128];
+      std::snprintf(buf, sizeof buf, "; settled: held the GPUs %llds, price %.0f GPU-s (%.0f refunded)",
+                    static_cast<long long>(held_for), owed, refund);
+      d.charged_gpu_s = owed;
+      d.reason += buf;
+    }
+  }
+  // The jumper `id` leaves the running table at `end`.
+  void settle_on_stop(JobId id, const RunningJob& r, TimePoint end) {
+    if (open_prices.empty()) return;
+    const auto it = open_prices.find(id);
+    if (it == open_prices.end()) return;
+    // It started at or after its jump (a start unknown after a restart counts from the jump).
+    settle_price(id, elapsed_between(std::max(r.start, it->second.when), end));
+  }
   double cluster_gpus = 0;
 
   // Associations inside the teams (design.md, "Fair share inside a team").
@@ -463,6 +517,7 @@ struct Engine::Impl {
   void reset_usage(TimePoint boundary) {
     for_each_ledger([](UsageLedger& l) { l.reset(); });
     for (auto& t : teams) t.price_total_gpu_s = 0;
+    open_prices.clear();  // charged to ledgers that are now empty
     for (auto& [id, job] : running) job.charged_until = std::max(job.charged_until, boundary);
   }
 
@@ -506,6 +561,10 @@ struct Engine::Impl {
     for (auto& [id, j] : running) {
       f(j.charged_until);
       f(j.low_rank_gpu_s.as_of);
+    }
+    for (auto& [id, p] : open_prices) {
+      f(p.when);
+      f(p.as_of);
     }
     f(factors_time);
     f(last_cycle);
@@ -649,8 +708,8 @@ struct Engine::Impl {
   // entitlement (design.md, "Jump price"). The detector's `skipped` uses
   // the same view: counting teams over their share too made the busy honest
   // team of honest-busy.yaml bait in 30 of its 45 jumps (8 of 35 with it).
-  JumpCost jump_cost(const JobRef& jumper, TimePoint when) const {
-    return queue_view().cost_of_jump(jumper, when, config.jump.price_cap, &below_entitlement);
+  JumpCost jump_cost(const JobRef& jumper, TimePoint when, std::vector<PassedJob>* passed = nullptr) const {
+    return queue_view().cost_of_jump(jumper, when, config.jump.price_cap, &below_entitlement, passed);
   }
 
   // banked_jump=refuse (design.md, "Jump price"): an in-team jump by a team
@@ -713,6 +772,7 @@ struct Engine::Impl {
   void move_reclaimed_gpus(const JobRef& reclaimer, const JobRef& victim, TimePoint when) {
     if (auto it = running.find(victim.id); it != running.end()) {
       charge(it->second, when);
+      settle_on_stop(it->first, it->second, when);
       leave_team(it->first, it->second);
       erase_running(it);
     }
@@ -1216,10 +1276,21 @@ void Engine::end_cycle(TimePoint now) {
   if (m.running_seen != m.running.size()) {
     std::erase_if(m.running, [&](const auto& kv) {
       if (kv.second.last_seen_cycle == m.cycle_no) return false;
+      m.settle_on_stop(kv.first, kv.second, kv.second.charged_until);
       m.leave_team(kv.first, kv.second);
       return true;
     });
     m.running_seen = m.running.size();
+  }
+  // A jumper that has not started within jump_price_cap of its jump (at
+  // least kClaimFor) took nothing by it: its whole price goes back.
+  if (!m.open_prices.empty()) {
+    const Seconds wait_for = std::max(m.config.jump.price_cap, kClaimFor);
+    std::vector<JobId> unstarted;
+    for (const auto& [id, p] : m.open_prices)
+      if (elapsed_between(p.when, now) > wait_for && m.running.find(id) == m.running.end())
+        unstarted.push_back(id);
+    for (JobId id : unstarted) m.settle_price(id, 0);
   }
   std::erase_if(m.claims, [&](const auto& kv) { return elapsed_between(kv.second, now) > kClaimFor; });
   m.queue_current.freeze();
@@ -1242,6 +1313,7 @@ void Engine::job_ended(JobId job, TimePoint end) {
   auto it = m.running.find(job);
   if (it == m.running.end()) return;
   m.charge(it->second, end);
+  m.settle_on_stop(it->first, it->second, end);
   m.leave_team(it->first, it->second);
   m.erase_running(it);
 }
@@ -1457,7 +1529,8 @@ BaitDecision Engine::record_preemption(const JobRef& preemptor, const JobRef& vi
   // A jump onto its own scavenger skipped nobody: any team's waiting job
   // could have taken those GPUs. It is free, and never bait.
   const bool onto_scavenger = d.in_team && m.is_scavenger(t, victim, when);
-  const JumpCost cost = onto_scavenger ? JumpCost{} : m.jump_cost(preemptor, when);
+  std::vector<PassedJob> passed;
+  const JumpCost cost = onto_scavenger ? JumpCost{} : m.jump_cost(preemptor, when, &passed);
   d.skipped = cost.skipped;
 
   BaitEvidence e;
@@ -1502,6 +1575,9 @@ BaitDecision Engine::record_preemption(const JobRef& preemptor, const JobRef& vi
     t.price_total_gpu_s += d.charged_gpu_s;
     ++t.priced_jumps;
     m.usage_total += d.charged_gpu_s;
+    if (preemptor.id != 0 && d.charged_gpu_s > 0)
+      m.open_prices[preemptor.id] = {preemptor.team, when, m.last_cycle, d.charged_gpu_s, cost.gpu_s,
+                                     std::move(passed)};
   }
   char buf[224];
   if (onto_scavenger) {
@@ -1707,6 +1783,26 @@ std::vector<std::uint8_t> Engine::save_state() const {
     w.u32(static_cast<std::uint32_t>(j.assoc));  // format 5; -1 = none
     w.f64(j.usage_factor);                       // format 6
   }
+  // Format 7: the jump prices still open (their jumpers not stopped yet), by id.
+  std::vector<std::pair<JobId, const Impl::OpenPrice*>> prices;
+  prices.reserve(m.open_prices.size());
+  for (const auto& [id, p] : m.open_prices) prices.emplace_back(id, &p);
+  std::sort(prices.begin(), prices.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  w.u64(prices.size());
+  for (const auto& [id, pp] : prices) {
+    const Impl::OpenPrice& p = *pp;
+    w.u64(id);
+    w.u32(static_cast<std::uint32_t>(p.team));
+    w.i64(p.when);
+    w.i64(p.as_of);
+    w.f64(p.charged);
+    w.f64(p.full);
+    w.u64(p.passed.size());
+    for (const PassedJob& x : p.passed) {
+      w.f64(x.gpus);
+      w.i64(x.wait);
+    }
+  }
   return frame_state(w.bytes());
 }
 
@@ -1838,6 +1934,35 @@ Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
     if (frame->version >= 6) s.job.usage_factor = read_nonneg(r, "a running job's usage factor");
     jobs.push_back(s);
   }
+  struct SavedPrice {
+    JobId id;
+    Impl::OpenPrice price;
+  };
+  std::vector<SavedPrice> prices;
+  if (frame->version >= 7) {
+    const std::uint64_t n = r.count(52);
+    for (std::uint64_t i = 0; i < n && r.ok(); ++i) {
+      SavedPrice s{};
+      s.id = r.u64();
+      const std::uint32_t team = r.u32();
+      if (r.ok() && team >= teams.size())
+        r.fail("an open jump price names team " + std::to_string(team) + " which does not exist");
+      s.price.team = static_cast<TeamId>(team);
+      s.price.when = r.i64();
+      s.price.as_of = r.i64();
+      s.price.charged = read_nonneg(r, "an open jump price");
+      s.price.full = read_nonneg(r, "an open jump price's full charge");
+      const std::uint64_t passed = r.count(16);
+      for (std::uint64_t k = 0; k < passed && r.ok(); ++k) {
+        PassedJob x;
+        x.gpus = read_nonneg(r, "a passed job's GPUs");
+        x.wait = r.i64();
+        if (r.ok() && x.wait < 0) r.fail("a passed job's wait is negative");
+        s.price.passed.push_back(x);
+      }
+      prices.push_back(std::move(s));
+    }
+  }
   if (r.ok() && r.remaining() != 0) r.fail(std::to_string(r.remaining()) + " unexpected bytes after the payload");
   if (!r.ok()) return Error{"state is corrupt: " + r.failure()};
   {
@@ -1909,6 +2034,11 @@ Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
     m.enter_team(s.id, s.job);
   }
   m.running_seen = m.running.size();
+  m.open_prices.clear();
+  for (auto& s : prices) {
+    s.price.team = id_of[static_cast<std::size_t>(s.price.team)];
+    m.open_prices[s.id] = std::move(s.price);
+  }
   m.have_cycle = have_cycle;
   m.last_cycle = last_cycle;
   m.forget_leap();

@@ -58,7 +58,7 @@ bool QueueView::anyone_else_waiting(TeamId team) const {
 }
 
 JumpCost QueueView::cost_of_jump(const JobRef& jumper, TimePoint now, Seconds cap,
-                                 const std::vector<char>* entitled) const {
+                                 const std::vector<char>* entitled, std::vector<PassedJob>* passed) const {
   assert(frozen_);
   JumpCost out;
   if (!(jumper.gpus > 0)) return out;
@@ -73,6 +73,7 @@ JumpCost QueueView::cost_of_jump(const JobRef& jumper, TimePoint now, Seconds ca
     const double take = std::min<double>(e.gpus, left);
     const Seconds wait = std::max<Seconds>(0, elapsed_between(e.since, now));
     out.gpu_s += take * static_cast<double>(std::min(wait, cap));
+    if (passed) passed->push_back({take, std::min(wait, cap)});
     out.oldest_wait = std::max(out.oldest_wait, static_cast<double>(wait));
     ++out.jobs_ahead;
     left -= take;

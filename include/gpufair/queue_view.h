@@ -25,6 +25,14 @@ struct JumpCost {
   double oldest_wait = 0;        // longest (uncapped) wait among them, seconds
 };
 
+// One job a jump passed, as its price counts it: the GPUs it took from that
+// job and that job's wait, capped. The engine keeps these until the jumper
+// stops, to settle the price on how long it really held the GPUs.
+struct PassedJob {
+  double gpus = 0;
+  Seconds wait = 0;  // min(wait, cap)
+};
+
 class QueueView {
  public:
   void clear() { jobs_.clear(); frozen_ = true; }
@@ -48,8 +56,11 @@ class QueueView {
   // `entitled`, when given, is indexed by team: only jobs of teams flagged
   // there count (the engine flags the teams below their entitlement: a team
   // already holding its share or more lost nothing it was entitled to).
+  // `passed`, when given, receives each counted job's part (gpus x wait sums
+  // to gpu_s).
   JumpCost cost_of_jump(const JobRef& jumper, TimePoint now, Seconds cap,
-                        const std::vector<char>* entitled = nullptr) const;
+                        const std::vector<char>* entitled = nullptr,
+                        std::vector<PassedJob>* passed = nullptr) const;
 
   // Whether any runnable job of a team other than `team` waits.
   bool anyone_else_waiting(TeamId team) const;

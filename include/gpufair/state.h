@@ -28,7 +28,9 @@ inline constexpr char kStateMagic[8] = {'G', 'P', 'U', 'F', 'A', 'I', 'R', '1'};
 // each running job's association; older files load with none (every
 // association starts at 0 usage).
 // 6: each running job's QOS UsageFactor (older files: 1).
-inline constexpr std::uint32_t kStateFormatVersion = 6;
+// 7: the jump prices still open, settled when their jumpers stop (older
+// files: none, so the prices charged before stand in full).
+inline constexpr std::uint32_t kStateFormatVersion = 7;
 inline constexpr std::size_t kStateHeaderSize = 8 + 4 + 8 + 8;
 
 std::uint64_t fnv1a64(std::span<const std::uint8_t> bytes);

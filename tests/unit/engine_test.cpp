@@ -430,6 +430,119 @@ TEST(EngineJumpPrice, CappedPerJobAndPaidOncePerPreemptor) {
   EXPECT_DOUBLE_EQ(s.h.usage(s.gamer), before + 8.0 * kHour);
 }
 
+// The price is settled when the jumper stops: a passed job's start can be
+// pushed back by at most the time the jumper held the GPUs, so each passed
+// job is charged min(its capped wait, the jumper's run) and the rest goes
+// back to the team's usage (design.md, "Jump price").
+TEST(EngineJumpPrice, SettledOnHowLongTheJumperHeldTheGpus) {
+  enum class Stop { kEnds, kVanishes, kNeverStarts, kEndsAfterARestart };
+  struct Case {
+    const char* name;
+    Stop stop;
+    Seconds runs;        // from its start (one minute after the jump) to its stop
+    double final_price;  // GPU-seconds; the passed job waited 2 h, 8 GPUs
+  };
+  const Case cases[] = {
+      {"ends after 30 min: pays 8 GPUs x 30 min", Stop::kEnds, 1800, 8.0 * 1800},
+      {"ends after 3 h: pays the full 8 GPUs x 2 h", Stop::kEnds, 3 * kHour, 8.0 * 2 * kHour},
+      {"stops unreported: settled at the last cycle that saw it", Stop::kVanishes, 1800, 8.0 * 1800},
+      {"never starts: all back once jump_price_cap has passed", Stop::kNeverStarts, 0, 0},
+      {"ends after a save and load: the open price survives", Stop::kEndsAfterARestart, 1800, 8.0 * 1800},
+  };
+  for (const auto& c : cases) {
+    GamingScenario s("half_life=0");
+    const JobRef victim = s.h.running.front();
+    s.h.running.erase(s.h.running.begin());
+    JobRef jumper = make_job(700, s.gamer, 10, 8, s.h.now() - 60);
+    const BaitDecision d = s.h.engine.record_preemption(jumper, victim, s.h.now());
+    s.h.engine.job_ended(victim.id, s.h.now());
+    ASSERT_DOUBLE_EQ(d.charged_gpu_s, 8.0 * 2 * kHour) << c.name;  // in full at the jump
+    s.h.clock.advance(60);
+    if (c.stop != Stop::kNeverStarts) {
+      jumper.start = s.h.now();
+      s.h.running.push_back(jumper);
+    }
+    s.h.cycle();
+    if (c.stop == Stop::kNeverStarts) {
+      // Its placeholders end too, so that only the refund moves its usage.
+      for (const auto& j : s.h.running) s.h.engine.job_ended(j.id, s.h.now());
+      s.h.running.clear();
+      s.h.cycle();
+    }
+    const double usage_at_start = s.h.usage(s.gamer);
+    s.h.run_for(c.stop == Stop::kNeverStarts ? 5 * kHour : c.runs, 300);
+    if (c.stop == Stop::kEndsAfterARestart) {
+      Engine copy(config_from(without_scavengers(with_fast_profile("half_life=0"))));
+      ASSERT_TRUE(copy.load_state(s.h.engine.save_state()).ok()) << c.name;
+      EXPECT_DOUBLE_EQ(copy.team_report(s.gamer, s.h.now()).price_total_gpu_s, d.charged_gpu_s) << c.name;
+      copy.begin_cycle(s.h.now());  // the host's first cycle after the restart reports its start
+      for (const auto& j : s.h.running) copy.observe_running(j, s.h.now());
+      copy.end_cycle(s.h.now());
+      copy.job_ended(jumper.id, s.h.now());
+      EXPECT_NEAR(copy.team_report(s.gamer, s.h.now()).price_total_gpu_s, c.final_price, 1e-6) << c.name;
+      continue;
+    }
+    const double before = c.stop == Stop::kNeverStarts ? usage_at_start : s.h.usage(s.gamer);
+    if (c.stop == Stop::kEnds) {
+      s.h.engine.job_ended(jumper.id, s.h.now());
+    } else if (c.stop == Stop::kVanishes) {
+      s.h.running.pop_back();
+      s.h.clock.advance(300);
+      s.h.cycle();
+    }
+    const auto r = s.h.engine.team_report(s.gamer, s.h.now());
+    EXPECT_NEAR(r.price_total_gpu_s, c.final_price, 1e-6) << c.name;
+    EXPECT_EQ(r.priced_jumps, 1u) << c.name;
+    if (c.stop != Stop::kVanishes) {  // (a vanished job's last cycle charges nothing new either)
+      EXPECT_NEAR(before - s.h.usage(s.gamer), d.charged_gpu_s - c.final_price, 1e-6) << c.name;
+    }
+    const auto jump = std::find_if(r.recent.begin(), r.recent.end(),
+                                   [&](const BaitDecision& x) { return x.preemptor == jumper.id; });
+    ASSERT_NE(jump, r.recent.end()) << c.name;
+    EXPECT_NEAR(jump->charged_gpu_s, c.final_price, 1e-6) << c.name;
+    EXPECT_NE(jump->reason.find("settled"), std::string::npos) << c.name << ": " << jump->reason;
+  }
+}
+
+TEST(EngineJumpPrice, SettlementRefundsTheDecayedWorth) {
+  // With decay, the refund is taken back at what it is worth now: the
+  // usage falls by refund x 2^(-elapsed / half_life) since the jump's cycle.
+  GamingScenario s("half_life=1h");
+  const JobRef victim = s.h.running.front();
+  s.h.running.erase(s.h.running.begin());
+  JobRef jumper = make_job(700, s.gamer, 10, 8, s.h.now() - 60);
+  const BaitDecision d = s.h.engine.record_preemption(jumper, victim, s.h.now());
+  s.h.engine.job_ended(victim.id, s.h.now());
+  jumper.start = s.h.now();
+  s.h.running.push_back(jumper);
+  s.h.run_for(kHour, 300);
+  const double before = s.h.usage(s.gamer);
+  s.h.engine.job_ended(jumper.id, s.h.now());
+  const double refund = d.charged_gpu_s - 8.0 * kHour;
+  EXPECT_NEAR(before - s.h.usage(s.gamer), refund * 0.5, 1e-6 * refund);
+}
+
+TEST(EngineJumpPrice, AUsageResetClosesTheOpenPrices) {
+  // The reset emptied the ledger the price was charged to: nothing to give back.
+  GamingScenario s("half_life=0,usage_reset=daily");
+  const JobRef victim = s.h.running.front();
+  s.h.running.erase(s.h.running.begin());
+  JobRef jumper = make_job(700, s.gamer, 10, 8, s.h.now() - 60);
+  s.h.engine.record_preemption(jumper, victim, s.h.now());
+  s.h.engine.job_ended(victim.id, s.h.now());
+  jumper.start = s.h.now();
+  s.h.running.push_back(jumper);
+  // kT0 is 22:13:20 UTC: the daily reset comes 6400 s in. The jumper stops
+  // 7000 s in, 200 s short of the passed job's 2 h: 8 x 200 GPU-s would go back.
+  ASSERT_EQ(kT0 % kDay, 80000);
+  s.h.run_for(7000, 100);
+  const double usage = s.h.usage(s.gamer);
+  ASSERT_GT(usage, 8.0 * 200);
+  s.h.engine.job_ended(jumper.id, s.h.now());
+  EXPECT_DOUBLE_EQ(s.h.usage(s.gamer), usage);
+  EXPECT_DOUBLE_EQ(s.h.engine.team_report(s.gamer, s.h.now()).price_total_gpu_s, 0);
+}
+
 TEST(EngineJumpPrice, FreeWhenNobodyRunnableIsAhead) {
   struct Case {
     const char* name;
@@ -890,10 +1003,10 @@ TEST(EngineState, FormatVersionOneStillLoads) {
 TEST(EngineState, FormatVersionFourStillLoads) {
   // Format 4 as its last writer wrote it: a rank-seen byte of 2 (partition
   // tiers) and a reservation decision (flags bit 2); no association section
-  // and no association per job. With no running jobs, a format-5 payload
-  // ends in the association count then the job count (both 0; format 6 the same), so dropping
-  // the former gives the format-4 payload of the same state (format 6 adds
-  // only a field per running job).
+  // and no association per job. With no running jobs and no open price, a
+  // format-7 payload ends in the association count, the job count and the
+  // open-price count (all 0; format 6 adds only a field per running job), so
+  // dropping the first and the last gives the format-4 payload of the same state.
   Engine e(config_from("preempt_by=partition"));
   const TeamId a = e.team_for_account("teama"), b = e.team_for_account("teamb");
   e.begin_cycle(kT0);
@@ -901,11 +1014,12 @@ TEST(EngineState, FormatVersionFourStillLoads) {
   e.end_cycle(kT0);
   e.job_ended(1, kT0 + kHour);
   e.record_resv_preemption(make_job(2, b, 3, 8, kT0), make_job(3, a, 5, 8, kT0, kT0), kT0 + kHour);
-  const auto v6 = e.save_state();
-  ASSERT_EQ(v6[8], 6);
-  std::vector<std::uint8_t> payload(v6.begin() + kStateHeaderSize, v6.end());
-  ASSERT_GE(payload.size(), 16u);
-  ASSERT_TRUE(std::all_of(payload.end() - 16, payload.end(), [](std::uint8_t x) { return x == 0; }));
+  const auto v7 = e.save_state();
+  ASSERT_EQ(v7[8], 7);
+  std::vector<std::uint8_t> payload(v7.begin() + kStateHeaderSize, v7.end());
+  ASSERT_GE(payload.size(), 24u);
+  ASSERT_TRUE(std::all_of(payload.end() - 24, payload.end(), [](std::uint8_t x) { return x == 0; }));
+  payload.erase(payload.end() - 8, payload.end());
   payload.erase(payload.end() - 16, payload.end() - 8);
   auto v4 = frame_state(payload);
   v4[8] = 4;
@@ -916,7 +1030,7 @@ TEST(EngineState, FormatVersionFourStillLoads) {
   ASSERT_FALSE(loaded.team_report(a, kT0 + kHour).recent.empty());
   EXPECT_TRUE(loaded.team_report(a, kT0 + kHour).recent.back().reservation);
   // Everything format 4 holds comes back, the partition-tier rank included.
-  EXPECT_EQ(loaded.save_state(), v6);
+  EXPECT_EQ(loaded.save_state(), v7);
 }
 
 TEST(EngineState, RandomWellFramedPayloadsNeverCrash) {

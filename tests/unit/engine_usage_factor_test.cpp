@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -179,11 +180,13 @@ TEST(EngineUsageFactor, SurvivesSaveAndLoad) {
 
 TEST(EngineUsageFactor, FormatFiveStateLoadsWithEveryJobAtOne) {
   // A version-5 file is a version-6 one without each running job's factor
-  // (the last field of its record; the jobs come last).
+  // (the last field of its record; the jobs come last), and a version-6 one
+  // a version-7 one without the open-price count (0 here) after the jobs.
   OneJob run("half_life=0", 0.25);
   run.run_for(300, 300);
-  const auto v6 = run.engine.save_state();
-  std::vector<std::uint8_t> payload(v6.begin() + kStateHeaderSize, v6.end() - 8);
+  const auto v7 = run.engine.save_state();
+  ASSERT_TRUE(std::all_of(v7.end() - 8, v7.end(), [](std::uint8_t x) { return x == 0; }));
+  std::vector<std::uint8_t> payload(v7.begin() + kStateHeaderSize, v7.end() - 16);
   auto v5 = frame_state(payload);
   v5[8] = 5;  // the checksum covers the payload only
   Engine old(config_from("half_life=0"));
@@ -194,6 +197,7 @@ TEST(EngineUsageFactor, FormatFiveStateLoadsWithEveryJobAtOne) {
   EXPECT_NEAR(old.team_report(0, end).raw_usage_gpu_s, 0.25 * 4 * 300 + 1.0 * 4 * 100, 1e-9);
   // The same bytes called version 6 are short by one field: corrupt.
   auto short6 = frame_state(payload);
+  short6[8] = 6;
   EXPECT_FALSE(Engine(config_from("")).load_state(short6).ok());
 }
 
