@@ -135,6 +135,18 @@ extern void gfp_prefetch_refs(const job_record_t *job)
 	}
 }
 
+/* A job's record as the ledger charges it: charged to its user
+ * association too (fair share inside the team), and a resumed job from its
+ * resume on. */
+static void _fill_charged(gpufair_job_t *j, job_record_t *job, int32_t team,
+			  gfp_cycle_t *ctx)
+{
+	gf_job_fill(j, job, team, &gfp.gpus, ctx->rank_by);
+	j->assoc = gfp_job_assoc_locked(job, true);
+	if (job->suspend_time > job->start_time)
+		j->start_time = (int64_t)job->suspend_time;
+}
+
 /* Pending, running or suspended: looked at again next cycle. */
 extern bool gfp_observe_job(job_record_t *job, gfp_cycle_t *ctx)
 {
@@ -146,13 +158,25 @@ extern bool gfp_observe_job(job_record_t *job, gfp_cycle_t *ctx)
 	gfp_usage_job_locked(job, ctx->now);
 	/* A job that stopped since the last cycle (finished, cancelled,
 	 * preempted and requeued): charge it up to its end. Unknown ids are
-	 * ignored by the core, so no bookkeeping is needed here. */
+	 * ignored by the core, so no bookkeeping is needed here. A finished
+	 * one goes with its record: if it started and stopped between two
+	 * cycles, no cycle saw it running, and the core charges its whole run
+	 * (once, however often it is reported). A pending one (requeued) only
+	 * by id: a pending job's start and end may be backfill's plan. */
 	if (job->end_time && job->end_time >= ctx->since &&
 	    !IS_JOB_RUNNING(job) && !IS_JOB_SUSPENDED(job) &&
 	    job->start_time && job->end_time >= job->start_time) {
 		time_t end = MIN(job->end_time, ctx->now);
+		int32_t team = IS_JOB_PENDING(job) ? -1 :
+			       gfp_job_team_locked(job, true);
 
-		gpufair_job_ended(gfp.engine, job->job_id, (int64_t)end);
+		if (team >= 0) {
+			_fill_charged(&j, job, team, ctx);
+			gpufair_job_finished(gfp.engine, &j, (int64_t)end);
+		} else {
+			gpufair_job_ended(gfp.engine, job->job_id,
+					  (int64_t)end);
+		}
 		ctx->ended++;
 	}
 
@@ -170,13 +194,7 @@ extern bool gfp_observe_job(job_record_t *job, gfp_cycle_t *ctx)
 		}
 		if (team < 0)
 			return keep; /* no account: nothing to charge */
-		gf_job_fill(&j, job, team, &gfp.gpus, ctx->rank_by);
-		/* Charged to its user association too (fair share inside
-		 * the team). */
-		j.assoc = gfp_job_assoc_locked(job, true);
-		/* A resumed job is charged from its resume on. */
-		if (job->suspend_time > job->start_time)
-			j.start_time = (int64_t)job->suspend_time;
+		_fill_charged(&j, job, team, ctx);
 		if (gpufair_observe_running(gfp.engine, &j) == GPUFAIR_OK)
 			ctx->running++;
 	} else if (IS_JOB_PENDING(job) && job->priority) {

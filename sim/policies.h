@@ -95,7 +95,8 @@ class GpufairPolicy final : public SchedPolicy {
   void observe_pending(const SimJob& job) override { engine_.observe_pending(ref(job)); }
   void observe_pending_all(const std::vector<const SimJob*>& jobs) override;
   void end_cycle(TimePoint now) override { engine_.end_cycle(now + kEpoch); }
-  void job_ended(const SimJob& job, TimePoint end) override { engine_.job_ended(job.id, end + kEpoch); }
+  // With its record: a job that ran between two cycles is charged too.
+  void job_ended(const SimJob& job, TimePoint end) override { engine_.job_ended(ref(job), end + kEpoch); }
   std::uint64_t priority(const SimJob& job, TimePoint now) const override;
   // Engine::priorities: one lock for the whole pass, as the plugin does it.
   void priorities(const std::vector<const SimJob*>& jobs, TimePoint now,

@@ -464,6 +464,13 @@ int gpufair_job_ended(gpufair_engine_t* e, uint64_t job_id, int64_t end_time) {
   });
 }
 
+int gpufair_job_finished(gpufair_engine_t* e, const gpufair_job_t* job, int64_t end_time) {
+  if (!e || !job) return GPUFAIR_ERR_ARG;
+  return guarded(nullptr, 0, [&] {
+    e->engine.job_ended(to_ref(*job), end_time);
+    return GPUFAIR_OK;
+  });
+}
 
 uint32_t gpufair_claim_priority(const gpufair_engine_t* e, uint64_t job_id, int64_t now) {
   if (!e) return 0;

@@ -276,6 +276,45 @@ struct Engine::Impl {
     // It started at or after its jump (a start unknown after a restart counts from the jump).
     settle_price(id, elapsed_between(std::max(r.start, it->second.when), end));
   }
+  // Jobs no cycle could have seen running (design.md, "Usage ledger"): the
+  // time of the last cycle's end, and the jobs that stopped lately having
+  // started at or after it, with the cycle they stopped in, so that a job
+  // reported stopped twice (the host's end hook, then its cycle walk) is
+  // charged once. Kept two cycles; not in the saved state.
+  TimePoint walked_until = 0;
+  std::unordered_map<JobId, std::uint64_t> stopped_lately;
+  void note_stop(JobId id, const RunningJob& r) {
+    if (r.start >= walked_until) stopped_lately.try_emplace(id, cycle_no);
+  }
+  // A job in the running table stopped at `end`: charge it up to there,
+  // settle its jump price, forget it. False if it is not running.
+  bool stop_running(JobId id, TimePoint end) {
+    auto it = running.find(id);
+    if (it == running.end()) return false;
+    charge(it->second, end);
+    settle_on_stop(it->first, it->second, end);
+    leave_team(it->first, it->second);
+    erase_running(it);
+    return true;
+  }
+  // A stopped job that is not in the running table: if it started after the
+  // last cycle's end, charge its run from its start.
+  void charge_unseen(const JobRef& job, TimePoint end) {
+    if (job.id == 0 || job.team < 0 || static_cast<std::size_t>(job.team) >= teams.size()) return;
+    if (!finite_nonneg(job.gpus) || !(job.gpus > 0) || !finite_nonneg(job.usage_factor)) return;
+    if (job.start <= 0 || end <= job.start || job.start < walked_until) return;
+    if (!stopped_lately.try_emplace(job.id, cycle_no).second) return;
+    RunningJob r;
+    r.team = job.team;
+    r.assoc = assoc_of_team(job.assoc, job.team) ? job.assoc : -1;
+    r.gpus = job.gpus;
+    r.usage_factor = job.usage_factor;
+    r.charged_until = job.start;
+    r.start = job.start;
+    r.rank = job.rank;
+    charge(r, end);
+    settle_on_stop(job.id, r, end);
+  }
   double cluster_gpus = 0;
 
   // Associations inside the teams (design.md, "Fair share inside a team").
@@ -562,6 +601,7 @@ struct Engine::Impl {
       f(j.charged_until);
       f(j.low_rank_gpu_s.as_of);
     }
+    f(walked_until);
     for (auto& [id, p] : open_prices) {
       f(p.when);
       f(p.as_of);
@@ -760,6 +800,7 @@ struct Engine::Impl {
     r.last_seen_cycle = cycle_no;
   }
   void erase_running(std::unordered_map<JobId, RunningJob>::iterator it) {
+    note_stop(it->first, it->second);
     if (it->second.last_seen_cycle == cycle_no) --running_seen;
     running.erase(it);
   }
@@ -1277,11 +1318,16 @@ void Engine::end_cycle(TimePoint now) {
     std::erase_if(m.running, [&](const auto& kv) {
       if (kv.second.last_seen_cycle == m.cycle_no) return false;
       m.settle_on_stop(kv.first, kv.second, kv.second.charged_until);
+      m.note_stop(kv.first, kv.second);
       m.leave_team(kv.first, kv.second);
       return true;
     });
     m.running_seen = m.running.size();
   }
+  // A job that stopped before this cycle's walk is reported in it at the latest.
+  if (!m.stopped_lately.empty())
+    std::erase_if(m.stopped_lately, [&](const auto& kv) { return kv.second + 1 < m.cycle_no; });
+  m.walked_until = now;
   // A jumper that has not started within jump_price_cap of its jump (at
   // least kClaimFor) took nothing by it: its whole price goes back.
   if (!m.open_prices.empty()) {
@@ -1303,19 +1349,19 @@ TimePoint Engine::cycle_time() const {
   return impl_->have_cycle ? impl_->last_cycle : 0;
 }
 
-void Engine::job_ended(JobId job, TimePoint end) {
+void Engine::job_ended(const JobRef& job, TimePoint end) {
   std::unique_lock lock(impl_->mu);
   Impl& m = *impl_;
+  if (!m.stop_running(job.id, end)) m.charge_unseen(job, end);
+}
+
+void Engine::job_ended(JobId job, TimePoint end) {
+  std::unique_lock lock(impl_->mu);
   // Not running: ignored, its claim too. slurmctld's pending jobs carry the
   // start and end backfill planned for them, and the plugin's walk reports
   // every job with an end time (a requeued one's is real); a claim ends
   // when its job is seen running, or lapses.
-  auto it = m.running.find(job);
-  if (it == m.running.end()) return;
-  m.charge(it->second, end);
-  m.settle_on_stop(it->first, it->second, end);
-  m.leave_team(it->first, it->second);
-  m.erase_running(it);
+  impl_->stop_running(job, end);
 }
 
 PriorityFactors Engine::priority(const PriorityInput& in, TimePoint now) const {
@@ -2041,6 +2087,9 @@ Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
   }
   m.have_cycle = have_cycle;
   m.last_cycle = last_cycle;
+  // Jobs that started after the saved state's last cycle were not seen by it.
+  m.walked_until = have_cycle ? last_cycle : 0;
+  m.stopped_lately.clear();
   m.forget_leap();
   m.for_each_ledger([](UsageLedger& l) { l.forget_far(); });
   if (m.cluster_gpus <= 0) m.cluster_gpus = cluster_gpus;

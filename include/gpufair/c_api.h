@@ -276,6 +276,13 @@ int gpufair_cycle_end(gpufair_engine_t *e, int64_t now);
 /* A job stopped running (completed, cancelled, preempted): charge it up to
  * end_time and forget it. Unknown ids are ignored. */
 int gpufair_job_ended(gpufair_engine_t *e, uint64_t job_id, int64_t end_time);
+/* The same with the job's record (team, GPUs, start_time, usage factor): a
+ * job that started after the last cycle and stopped before the next, which
+ * no cycle saw running, is charged for its whole run, once however often it
+ * is reported. For finished jobs only: a pending job's start and end may be
+ * the ones backfill planned. */
+int gpufair_job_finished(gpufair_engine_t *e, const gpufair_job_t *job,
+                         int64_t end_time);
 
 /* preemptor_claim: the priority a job whose preemption claimed what it
  * frees (by default a reclaim from a team that jumped or of a scavenger;

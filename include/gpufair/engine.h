@@ -139,7 +139,15 @@ class Engine {
   // Time of the latest begin_cycle (0 before the first): what the C API's
   // observe_running charges up to, as it carries no time of its own.
   TimePoint cycle_time() const;
+  // A job stopped (completed, cancelled, preempted): charged up to `end`
+  // and forgotten. Unknown ids are ignored.
   void job_ended(JobId job, TimePoint end);
+  // The same with the job's record (its team, GPUs, start, usage factor):
+  // a job no cycle saw running, because it started after the last cycle
+  // and stopped before the next, is charged for its whole run, once
+  // (design.md, "Usage ledger"). A record with no start, no GPUs, no team,
+  // or a start before the last cycle's time is only job_ended(job.id, end).
+  void job_ended(const JobRef& job, TimePoint end);
 
   // Hot paths.
   PriorityFactors priority(const PriorityInput& in, TimePoint now) const;

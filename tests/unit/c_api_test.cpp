@@ -202,6 +202,9 @@ TEST(CApi, NullAndBadArguments) {
   EXPECT_EQ(gpufair_observe_pending(h.e, &bad), GPUFAIR_ERR_ARG);
   EXPECT_EQ(gpufair_job_ended(nullptr, 1, 0), GPUFAIR_ERR_ARG);
   EXPECT_EQ(gpufair_job_ended(h.e, 12345, 0), GPUFAIR_OK);  // unknown id: ignored
+  EXPECT_EQ(gpufair_job_finished(nullptr, &early, 0), GPUFAIR_ERR_ARG);
+  EXPECT_EQ(gpufair_job_finished(h.e, nullptr, 0), GPUFAIR_ERR_ARG);
+  EXPECT_EQ(gpufair_job_finished(h.e, &bad, 20), GPUFAIR_OK);  // unknown team: nothing to charge
   EXPECT_EQ(gpufair_priority(nullptr, nullptr, 0, nullptr), 1u);
   char reason[256];
   const gpufair_job_t j = job(1, a, 0, 1, 0, 0);
@@ -265,6 +268,26 @@ TEST(CApi, MultifactorTermsThroughTheCApi) {
   k.tres_weights = nullptr;
   EXPECT_EQ(gpufair_config_check(nullptr, &k, err, sizeof err), GPUFAIR_ERR_CONFIG);
   EXPECT_TRUE(contains(err, "PriorityWeightTRES")) << err;
+}
+
+// A job that started after a cycle and finished before the next: the
+// plugin's walk reports it with its record, and it is charged once.
+TEST(CApi, AJobFinishedBetweenCyclesIsChargedOnce) {
+  EngineHandle h("half_life=0");
+  ASSERT_NE(h.e, nullptr);
+  const int32_t a = gpufair_team_id(h.e, "a");
+  const int64_t t0 = 1'700'000'000;
+  ASSERT_EQ(gpufair_cycle_begin(h.e, t0), GPUFAIR_OK);
+  ASSERT_EQ(gpufair_cycle_end(h.e, t0), GPUFAIR_OK);
+  const gpufair_job_t short_job = job(7, a, 0, 2, t0 + 10, t0 + 30);
+  EXPECT_EQ(gpufair_job_ended(h.e, short_job.job_id, t0 + 150), GPUFAIR_OK);  // by id: unknown
+  ASSERT_EQ(gpufair_cycle_begin(h.e, t0 + 300), GPUFAIR_OK);
+  EXPECT_EQ(gpufair_job_finished(h.e, &short_job, t0 + 150), GPUFAIR_OK);
+  EXPECT_EQ(gpufair_job_finished(h.e, &short_job, t0 + 150), GPUFAIR_OK);  // again: charged once
+  ASSERT_EQ(gpufair_cycle_end(h.e, t0 + 300), GPUFAIR_OK);
+  gpufair_team_report_t r;
+  ASSERT_EQ(gpufair_team_report(h.e, a, t0 + 300, &r), GPUFAIR_OK);
+  EXPECT_DOUBLE_EQ(r.raw_usage_gpu_s, 2 * 120.0);
 }
 
 TEST(CApi, CyclePriorityPreemptionAndReport) {

@@ -93,6 +93,85 @@ TEST(EngineCharging, RunningJobsAreChargedEachCycleFromTheirStart) {
   EXPECT_DOUBLE_EQ(h.engine.team_report(a, h.now()).raw_usage_gpu_s, 4 * 750.0);
 }
 
+// A job that starts after a cycle and stops before the next is never seen
+// running: its end, reported with its record, charges its whole run, once
+// (the host may report an end twice: its end hook, then its cycle walk).
+TEST(EngineCharging, AJobThatRanBetweenTwoCyclesIsChargedOnce) {
+  enum class Report {
+    kBetweenCycles,
+    kInTheNextWalk,
+    kTwice,
+    kByIdThenRecord,
+    kSeenRunningThenRecord,
+    kEnteredBetweenCyclesThenRecord
+  };
+  struct Case {
+    const char* name;
+    Report report;
+    Seconds start_after_cycle;  // its start, from the last cycle (negative: before it)
+    double gpus;
+    double expected;  // GPU-seconds charged for it
+  };
+  const Case cases[] = {
+      {"ended between cycles, reported at once", Report::kBetweenCycles, 60, 4, 4 * 120.0},
+      {"reported by the next cycle's walk", Report::kInTheNextWalk, 60, 4, 4 * 120.0},
+      {"reported twice: charged once", Report::kTwice, 60, 4, 4 * 120.0},
+      {"its id first (unknown), then its record", Report::kByIdThenRecord, 60, 4, 4 * 120.0},
+      {"seen running by a cycle: charged there, not again", Report::kSeenRunningThenRecord, 60, 4, 4 * 300.0},
+      {"entered the running table between cycles (as a reclaimer does), ended by id, then its record",
+       Report::kEnteredBetweenCyclesThenRecord, 60, 4, 4 * 120.0},
+      {"started before the last cycle: a cycle would have seen it", Report::kBetweenCycles, -60, 4, 0},
+      {"GPU-less: nothing", Report::kBetweenCycles, 60, 0, 0},
+  };
+  for (const auto& c : cases) {
+    Host h("half_life=0");
+    const TeamId a = h.engine.team_for_account("a");
+    h.cycle();
+    const TimePoint start = h.now() + c.start_after_cycle;
+    JobRef job = make_job(1, a, 0, c.gpus, start - 10, start);
+    TimePoint end = start + 120;
+    switch (c.report) {
+      case Report::kBetweenCycles:
+        h.engine.job_ended(job, end);
+        break;
+      case Report::kInTheNextWalk:
+        h.clock.advance(300);
+        h.engine.begin_cycle(h.now());
+        h.engine.job_ended(job, end);
+        h.engine.end_cycle(h.now());
+        break;
+      case Report::kTwice:  // its end hook, then the next cycle's walk
+        h.engine.job_ended(job, end);
+        h.clock.advance(300);
+        h.engine.begin_cycle(h.now());
+        h.engine.job_ended(job, end);
+        h.engine.end_cycle(h.now());
+        break;
+      case Report::kByIdThenRecord:
+        h.engine.job_ended(job.id, end);
+        h.engine.job_ended(job, end);
+        break;
+      case Report::kSeenRunningThenRecord:
+        h.clock.advance(240);  // a cycle 180 s after its start sees it
+        h.running = {job};
+        h.cycle();
+        end = start + 300;
+        h.engine.job_ended(job.id, end);
+        h.running.clear();
+        h.engine.job_ended(job, end);
+        break;
+      case Report::kEnteredBetweenCyclesThenRecord:
+        h.engine.observe_running(job, start);
+        h.engine.job_ended(job.id, end);
+        h.engine.job_ended(job, end);
+        break;
+    }
+    h.run_for(600, 300);
+    EXPECT_DOUBLE_EQ(h.engine.team_report(a, h.now()).raw_usage_gpu_s, c.expected) << c.name;
+    EXPECT_DOUBLE_EQ(h.usage(a), c.expected) << c.name;
+  }
+}
+
 TEST(EngineCharging, VanishedJobIsChargedToTheLastCycleThatSawIt) {
   Host h("half_life=0");
   const TeamId a = h.engine.team_for_account("a");
