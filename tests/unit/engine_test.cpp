@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <utility>
 
 #include "gpufair/decay.h"
 #include "gpufair/priority.h"
@@ -419,6 +420,16 @@ struct GamingScenario {
     for (int i = 0; i < 4; ++i) h.running.push_back(make_job(next_id++, gamer, 0, 8, kT0 - 600, kT0 - 600));
     h.cycle();
   }
+  // An urgent 8-GPU job (id 700) preempts the first placeholder, which
+  // ends; the jumper has not started.
+  std::pair<JobRef, BaitDecision> urgent_jump() {
+    const JobRef victim = h.running.front();
+    h.running.erase(h.running.begin());
+    const JobRef jumper = make_job(700, gamer, 10, 8, h.now() - 60);
+    const BaitDecision d = h.engine.record_preemption(jumper, victim, h.now());
+    h.engine.job_ended(victim.id, h.now());
+    return {jumper, d};
+  }
   // One bait event: a fresh high-rank job preempts a young placeholder.
   BaitDecision bait_event() {
     const JobRef victim = h.running.front();
@@ -530,11 +541,7 @@ TEST(EngineJumpPrice, SettledOnHowLongTheJumperHeldTheGpus) {
   };
   for (const auto& c : cases) {
     GamingScenario s("half_life=0");
-    const JobRef victim = s.h.running.front();
-    s.h.running.erase(s.h.running.begin());
-    JobRef jumper = make_job(700, s.gamer, 10, 8, s.h.now() - 60);
-    const BaitDecision d = s.h.engine.record_preemption(jumper, victim, s.h.now());
-    s.h.engine.job_ended(victim.id, s.h.now());
+    auto [jumper, d] = s.urgent_jump();
     ASSERT_DOUBLE_EQ(d.charged_gpu_s, 8.0 * 2 * kHour) << c.name;  // in full at the jump
     s.h.clock.advance(60);
     if (c.stop != Stop::kNeverStarts) {
@@ -587,11 +594,7 @@ TEST(EngineJumpPrice, SettlementRefundsTheDecayedWorth) {
   // With decay, the refund is taken back at what it is worth now: the
   // usage falls by refund x 2^(-elapsed / half_life) since the jump's cycle.
   GamingScenario s("half_life=1h");
-  const JobRef victim = s.h.running.front();
-  s.h.running.erase(s.h.running.begin());
-  JobRef jumper = make_job(700, s.gamer, 10, 8, s.h.now() - 60);
-  const BaitDecision d = s.h.engine.record_preemption(jumper, victim, s.h.now());
-  s.h.engine.job_ended(victim.id, s.h.now());
+  auto [jumper, d] = s.urgent_jump();
   jumper.start = s.h.now();
   s.h.running.push_back(jumper);
   s.h.run_for(kHour, 300);
@@ -604,11 +607,7 @@ TEST(EngineJumpPrice, SettlementRefundsTheDecayedWorth) {
 TEST(EngineJumpPrice, AUsageResetClosesTheOpenPrices) {
   // The reset emptied the ledger the price was charged to: nothing to give back.
   GamingScenario s("half_life=0,usage_reset=daily");
-  const JobRef victim = s.h.running.front();
-  s.h.running.erase(s.h.running.begin());
-  JobRef jumper = make_job(700, s.gamer, 10, 8, s.h.now() - 60);
-  s.h.engine.record_preemption(jumper, victim, s.h.now());
-  s.h.engine.job_ended(victim.id, s.h.now());
+  JobRef jumper = s.urgent_jump().first;
   jumper.start = s.h.now();
   s.h.running.push_back(jumper);
   // kT0 is 22:13:20 UTC: the daily reset comes 6400 s in. The jumper stops
