@@ -231,8 +231,7 @@ struct Engine::Impl {
     TeamId team = -1;
     TimePoint when = 0;   // the jump
     TimePoint as_of = 0;  // last_cycle at the jump: the charge's worth decays from there
-    double charged = 0;   // GPU-seconds charged (skip_charge x full)
-    double full = 0;      // sum of gpus x capped wait over `passed`
+    double charged = 0;   // GPU-seconds charged: skip_charge x sum of gpus x wait over `passed`
     std::vector<PassedJob> passed;
   };
   std::unordered_map<JobId, OpenPrice> open_prices;
@@ -245,11 +244,15 @@ struct Engine::Impl {
     if (it == open_prices.end()) return;
     OpenPrice p = std::move(it->second);
     open_prices.erase(it);
-    if (p.team < 0 || static_cast<std::size_t>(p.team) >= teams.size() || !(p.full > 0)) return;
-    double held = 0;
+    if (p.team < 0 || static_cast<std::size_t>(p.team) >= teams.size()) return;
+    double full = 0, held = 0;
     const Seconds held_for = std::max<Seconds>(ran, 0);
-    for (const PassedJob& x : p.passed) held += x.gpus * static_cast<double>(std::min(x.wait, held_for));
-    const double owed = p.charged * std::min(1.0, held / p.full);
+    for (const PassedJob& x : p.passed) {
+      full += x.gpus * static_cast<double>(x.wait);
+      held += x.gpus * static_cast<double>(std::min(x.wait, held_for));
+    }
+    if (!(full > 0)) return;
+    const double owed = p.charged * std::min(1.0, held / full);
     const double refund = std::max(0.0, p.charged - owed);
     TeamState& t = teams[static_cast<std::size_t>(p.team)];
     if (refund > 0) {
@@ -1622,8 +1625,7 @@ BaitDecision Engine::record_preemption(const JobRef& preemptor, const JobRef& vi
     ++t.priced_jumps;
     m.usage_total += d.charged_gpu_s;
     if (preemptor.id != 0 && d.charged_gpu_s > 0)
-      m.open_prices[preemptor.id] = {preemptor.team, when, m.last_cycle, d.charged_gpu_s, cost.gpu_s,
-                                     std::move(passed)};
+      m.open_prices[preemptor.id] = {preemptor.team, when, m.last_cycle, d.charged_gpu_s, std::move(passed)};
   }
   char buf[224];
   if (onto_scavenger) {
@@ -1752,6 +1754,19 @@ double read_nonneg(ByteReader& r, const char* what) {
 
 }  // namespace
 
+namespace {
+// A table keyed by job id, sorted by id: the same state always saves to the
+// same bytes.
+template <class Table>
+std::vector<std::pair<JobId, const typename Table::mapped_type*>> by_job_id(const Table& table) {
+  std::vector<std::pair<JobId, const typename Table::mapped_type*>> out;
+  out.reserve(table.size());
+  for (const auto& [id, v] : table) out.emplace_back(id, &v);
+  std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  return out;
+}
+}  // namespace
+
 std::vector<std::uint8_t> Engine::save_state() const {
   std::shared_lock lock(impl_->mu);
   const Impl& m = *impl_;
@@ -1812,11 +1827,7 @@ std::vector<std::uint8_t> Engine::save_state() const {
     w.f64(a.shares);
     w.u8((a.shares_set ? 1 : 0) | (a.live ? 2 : 0));
   }
-  // Sorted by job id: the same state always saves to the same bytes.
-  std::vector<std::pair<JobId, const RunningJob*>> jobs;
-  jobs.reserve(m.running.size());
-  for (const auto& [id, j] : m.running) jobs.emplace_back(id, &j);
-  std::sort(jobs.begin(), jobs.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  const auto jobs = by_job_id(m.running);
   w.u64(jobs.size());
   for (const auto& [id, jp] : jobs) {
     const RunningJob& j = *jp;
@@ -1829,11 +1840,8 @@ std::vector<std::uint8_t> Engine::save_state() const {
     w.u32(static_cast<std::uint32_t>(j.assoc));  // format 5; -1 = none
     w.f64(j.usage_factor);                       // format 6
   }
-  // Format 7: the jump prices still open (their jumpers not stopped yet), by id.
-  std::vector<std::pair<JobId, const Impl::OpenPrice*>> prices;
-  prices.reserve(m.open_prices.size());
-  for (const auto& [id, p] : m.open_prices) prices.emplace_back(id, &p);
-  std::sort(prices.begin(), prices.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  // Format 7: the jump prices still open (their jumpers not stopped yet).
+  const auto prices = by_job_id(m.open_prices);
   w.u64(prices.size());
   for (const auto& [id, pp] : prices) {
     const Impl::OpenPrice& p = *pp;
@@ -1842,7 +1850,6 @@ std::vector<std::uint8_t> Engine::save_state() const {
     w.i64(p.when);
     w.i64(p.as_of);
     w.f64(p.charged);
-    w.f64(p.full);
     w.u64(p.passed.size());
     for (const PassedJob& x : p.passed) {
       w.f64(x.gpus);
@@ -1986,7 +1993,7 @@ Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
   };
   std::vector<SavedPrice> prices;
   if (frame->version >= 7) {
-    const std::uint64_t n = r.count(52);
+    const std::uint64_t n = r.count(44);
     for (std::uint64_t i = 0; i < n && r.ok(); ++i) {
       SavedPrice s{};
       s.id = r.u64();
@@ -1997,7 +2004,6 @@ Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
       s.price.when = r.i64();
       s.price.as_of = r.i64();
       s.price.charged = read_nonneg(r, "an open jump price");
-      s.price.full = read_nonneg(r, "an open jump price's full charge");
       const std::uint64_t passed = r.count(16);
       for (std::uint64_t k = 0; k < passed && r.ok(); ++k) {
         PassedJob x;
