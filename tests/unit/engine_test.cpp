@@ -582,8 +582,9 @@ TEST(EngineJumpPrice, SettledOnHowLongTheJumperHeldTheGpus) {
     if (c.stop != Stop::kVanishes) {  // (a vanished job's last cycle charges nothing new either)
       EXPECT_NEAR(before - s.h.usage(s.gamer), d.charged_gpu_s - c.final_price, 1e-6) << c.name;
     }
+    // (by value: clang before 16 cannot capture a structured binding)
     const auto jump = std::find_if(r.recent.begin(), r.recent.end(),
-                                   [&](const BaitDecision& x) { return x.preemptor == jumper.id; });
+                                   [id = jumper.id](const BaitDecision& x) { return x.preemptor == id; });
     ASSERT_NE(jump, r.recent.end()) << c.name;
     EXPECT_NEAR(jump->charged_gpu_s, c.final_price, 1e-6) << c.name;
     EXPECT_NE(jump->reason.find("settled"), std::string::npos) << c.name << ": " << jump->reason;
