@@ -283,7 +283,7 @@ struct Engine::Impl {
   // time of the last cycle's end, and the jobs that stopped lately having
   // started at or after it, with the cycle they stopped in, so that a job
   // reported stopped twice (the host's end hook, then its cycle walk) is
-  // charged once. Kept two cycles; not in the saved state.
+  // charged once. Kept two cycles, and in the saved state (format 8).
   TimePoint walked_until = 0;
   std::unordered_map<JobId, std::uint64_t> stopped_lately;
   void note_stop(JobId id, const RunningJob& r) {
@@ -1856,6 +1856,16 @@ std::vector<std::uint8_t> Engine::save_state() const {
       w.i64(x.wait);
     }
   }
+  // Format 8: the jobs charged from their start because no cycle saw them
+  // run, whose end the host may report again (its end hook, then its walk):
+  // saved with the charge they belong to, so a restart between the two
+  // reports does not charge them twice.
+  std::vector<JobId> stopped;
+  stopped.reserve(m.stopped_lately.size());
+  for (const auto& kv : m.stopped_lately) stopped.push_back(kv.first);
+  std::sort(stopped.begin(), stopped.end());
+  w.u64(stopped.size());
+  for (const JobId id : stopped) w.u64(id);
   return frame_state(w.bytes());
 }
 
@@ -2015,6 +2025,11 @@ Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
       prices.push_back(std::move(s));
     }
   }
+  std::vector<JobId> stopped;  // before format 8: none (a second report may charge again)
+  if (frame->version >= 8) {
+    const std::uint64_t n = r.count(8);
+    for (std::uint64_t i = 0; i < n && r.ok(); ++i) stopped.push_back(r.u64());
+  }
   if (r.ok() && r.remaining() != 0) r.fail(std::to_string(r.remaining()) + " unexpected bytes after the payload");
   if (!r.ok()) return Error{"state is corrupt: " + r.failure()};
   {
@@ -2096,6 +2111,7 @@ Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
   // Jobs that started after the saved state's last cycle were not seen by it.
   m.walked_until = have_cycle ? last_cycle : 0;
   m.stopped_lately.clear();
+  for (const JobId id : stopped) m.stopped_lately.emplace(id, m.cycle_no);
   m.forget_leap();
   m.for_each_ledger([](UsageLedger& l) { l.forget_far(); });
   if (m.cluster_gpus <= 0) m.cluster_gpus = cluster_gpus;

@@ -30,7 +30,9 @@ inline constexpr char kStateMagic[8] = {'G', 'P', 'U', 'F', 'A', 'I', 'R', '1'};
 // 6: each running job's QOS UsageFactor (older files: 1).
 // 7: the jump prices still open, settled when their jumpers stop (older
 // files: none, so the prices charged before stand in full).
-inline constexpr std::uint32_t kStateFormatVersion = 7;
+// 8: the ids of the jobs that stopped lately and were charged from their
+// start, no cycle having seen them run (older files: none).
+inline constexpr std::uint32_t kStateFormatVersion = 8;
 inline constexpr std::size_t kStateHeaderSize = 8 + 4 + 8 + 8;
 
 std::uint64_t fnv1a64(std::span<const std::uint8_t> bytes);

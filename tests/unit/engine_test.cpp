@@ -104,7 +104,8 @@ TEST(EngineCharging, AJobThatRanBetweenTwoCyclesIsChargedOnce) {
     kTwice,
     kByIdThenRecord,
     kSeenRunningThenRecord,
-    kEnteredBetweenCyclesThenRecord
+    kEnteredBetweenCyclesThenRecord,
+    kTwiceWithARestartBetween
   };
   struct Case {
     const char* name;
@@ -121,6 +122,8 @@ TEST(EngineCharging, AJobThatRanBetweenTwoCyclesIsChargedOnce) {
       {"seen running by a cycle: charged there, not again", Report::kSeenRunningThenRecord, 60, 4, 4 * 300.0},
       {"entered the running table between cycles (as a reclaimer does), ended by id, then its record",
        Report::kEnteredBetweenCyclesThenRecord, 60, 4, 4 * 120.0},
+      {"its end hook, a restart (save, load), the next walk: charged once", Report::kTwiceWithARestartBetween, 60,
+       4, 4 * 120.0},
       {"started before the last cycle: a cycle would have seen it", Report::kBetweenCycles, -60, 4, 0},
       {"GPU-less: nothing", Report::kBetweenCycles, 60, 0, 0},
   };
@@ -165,6 +168,14 @@ TEST(EngineCharging, AJobThatRanBetweenTwoCyclesIsChargedOnce) {
         h.engine.observe_running(job, start);
         h.engine.job_ended(job.id, end);
         h.engine.job_ended(job, end);
+        break;
+      case Report::kTwiceWithARestartBetween:
+        h.engine.job_ended(job, end);
+        ASSERT_TRUE(h.engine.load_state(h.engine.save_state()).ok()) << c.name;
+        h.clock.advance(300);
+        h.engine.begin_cycle(h.now());
+        h.engine.job_ended(job, end);
+        h.engine.end_cycle(h.now());
         break;
     }
     h.run_for(600, 300);
@@ -1082,10 +1093,11 @@ TEST(EngineState, FormatVersionOneStillLoads) {
 TEST(EngineState, FormatVersionFourStillLoads) {
   // Format 4 as its last writer wrote it: a rank-seen byte of 2 (partition
   // tiers) and a reservation decision (flags bit 2); no association section
-  // and no association per job. With no running jobs and no open price, a
-  // format-7 payload ends in the association count, the job count and the
-  // open-price count (all 0; format 6 adds only a field per running job), so
-  // dropping the first and the last gives the format-4 payload of the same state.
+  // and no association per job. With no running jobs, no open price and no
+  // job charged between cycles, a format-8 payload ends in the association
+  // count, the job count, the open-price count and the stopped-job count (all
+  // 0; format 6 adds only a field per running job), so dropping the first and
+  // the last two gives the format-4 payload of the same state.
   Engine e(config_from("preempt_by=partition"));
   const TeamId a = e.team_for_account("teama"), b = e.team_for_account("teamb");
   e.begin_cycle(kT0);
@@ -1093,12 +1105,12 @@ TEST(EngineState, FormatVersionFourStillLoads) {
   e.end_cycle(kT0);
   e.job_ended(1, kT0 + kHour);
   e.record_resv_preemption(make_job(2, b, 3, 8, kT0), make_job(3, a, 5, 8, kT0, kT0), kT0 + kHour);
-  const auto v7 = e.save_state();
-  ASSERT_EQ(v7[8], 7);
-  std::vector<std::uint8_t> payload(v7.begin() + kStateHeaderSize, v7.end());
-  ASSERT_GE(payload.size(), 24u);
-  ASSERT_TRUE(std::all_of(payload.end() - 24, payload.end(), [](std::uint8_t x) { return x == 0; }));
-  payload.erase(payload.end() - 8, payload.end());
+  const auto v8 = e.save_state();
+  ASSERT_EQ(v8[8], 8);
+  std::vector<std::uint8_t> payload(v8.begin() + kStateHeaderSize, v8.end());
+  ASSERT_GE(payload.size(), 32u);
+  ASSERT_TRUE(std::all_of(payload.end() - 32, payload.end(), [](std::uint8_t x) { return x == 0; }));
+  payload.erase(payload.end() - 16, payload.end());
   payload.erase(payload.end() - 16, payload.end() - 8);
   auto v4 = frame_state(payload);
   v4[8] = 4;
@@ -1109,7 +1121,31 @@ TEST(EngineState, FormatVersionFourStillLoads) {
   ASSERT_FALSE(loaded.team_report(a, kT0 + kHour).recent.empty());
   EXPECT_TRUE(loaded.team_report(a, kT0 + kHour).recent.back().reservation);
   // Everything format 4 holds comes back, the partition-tier rank included.
-  EXPECT_EQ(loaded.save_state(), v7);
+  EXPECT_EQ(loaded.save_state(), v8);
+}
+
+TEST(EngineState, FormatVersionSevenStillLoads) {
+  // Format 7 is format 8 without the stopped-job list, which comes last:
+  // with none to save (the count 0), dropping it gives the format-7 file.
+  GamingScenario s("half_life=0");
+  JobRef jumper = s.urgent_jump().first;  // an open price, which format 7 holds
+  jumper.start = s.h.now();
+  s.h.running.push_back(jumper);
+  s.h.run_for(600, 300);
+  const auto v8 = s.h.engine.save_state();
+  ASSERT_TRUE(std::all_of(v8.end() - 8, v8.end(), [](std::uint8_t x) { return x == 0; }));
+  std::vector<std::uint8_t> payload(v8.begin() + kStateHeaderSize, v8.end() - 8);
+  auto v7 = frame_state(payload);
+  v7[8] = 7;
+  Engine loaded(config_from(without_scavengers(with_fast_profile("half_life=0"))));
+  const auto r = loaded.load_state(v7);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(loaded.save_state(), v8);
+  // Called version 8, the same bytes lack the list's count: corrupt.
+  auto short8 = frame_state(payload);
+  short8[8] = 8;
+  Engine corrupt(config_from(without_scavengers(with_fast_profile("half_life=0"))));
+  EXPECT_FALSE(corrupt.load_state(short8).ok());
 }
 
 TEST(EngineState, RandomWellFramedPayloadsNeverCrash) {
