@@ -33,7 +33,8 @@
  *              WRITE when the fair-share algorithm changed (prio_teams.c).
  *  priority_p_recover()       (23.02+) job WRITE lock, after slurmctld
  *              recovered its jobs: we only wake the thread.
- *  priority_p_job_end()       job WRITE lock held (acct_policy_job_fini);
+ *  priority_p_job_end()       job WRITE lock held (acct_policy_job_fini,
+ *              also for a job being resized, which keeps running);
  *              we take assoc READ and map_lock READ for a preemption on
  *              borrowed reservation time (prio_borrowed.c), released, then
  *              { assoc, qos WRITE, tres READ } (prio_usage.c).
@@ -268,14 +269,34 @@ extern GF_EXPORT void priority_p_thread_start(void)
  */
 extern GF_EXPORT void priority_p_job_end(job_record_t *job_ptr)
 {
+	time_t now = time(NULL);
+
 	if (!gfp.engine || !job_ptr)
 		return;
+	/*
+	 * A job being resized (scontrol update NumNodes; a --no-kill job that
+	 * lost a node) comes here too (job_pre_resize_acctg), still running,
+	 * its end_time still its planned end; job_post_resize_acctg begins it
+	 * again. gpufair charges it on as it runs, at the size each cycle
+	 * sees: no end to report (one charged it up to its time limit, then
+	 * its run again from its start at the next cycle). The usage Slurm's
+	 * limits read is charged up to now and its reservation given back, as
+	 * multifactor does; acct_policy_job_begin reserves the new size.
+	 */
+	if (IS_JOB_RESIZING(job_ptr)) {
+		log_flag(PRIO, "%s: %pJ resized: charged on as it runs",
+			 plugin_type, job_ptr);
+		gfp_usage_job_end(job_ptr);
+		return;
+	}
 	log_flag(PRIO, "%s: %pJ ended at %ld%s", plugin_type, job_ptr,
 		 (long)job_ptr->end_time,
 		 job_ptr->preempt_time ? " (preempted)" : "");
 	gfp_borrowed_preemption(job_ptr);
+	/* Never past now: an end_time ahead is a plan, not an end. */
 	gpufair_job_ended(gfp.engine, job_ptr->job_id,
-			  (int64_t)(job_ptr->end_time ? job_ptr->end_time
-						      : time(NULL)));
+			  (int64_t)((job_ptr->end_time &&
+				     job_ptr->end_time <= now) ?
+				    job_ptr->end_time : now));
 	gfp_usage_job_end(job_ptr);
 }

@@ -41,3 +41,36 @@ for t, w in want.items():
 sys.exit(1 if bad else 0)
 PYEOF
 ok "each team was charged its jobs' weighted GPU-seconds within 5% (a100 x2, teama_nlp rolled into teama)"
+
+# A job shrunk while it runs (scontrol update NumNodes; Slurm does the same
+# to a --no-kill job that loses a node) is charged its GPUs at each size.
+# Slurm "ends" it for the accounting at the resize (job_pre_resize_acctg ->
+# acct_policy_job_fini -> priority_p_job_end, with JOB_RESIZING set and its
+# end_time still its planned end) and begins it again: an end reported to
+# gpufair there charged it up to its time limit (30 min here) and its run
+# from its start again at the next cycle.
+before=$(team_field teamb raw_gpu_hours)
+rid=$(sub gfb1 teamb normal 8 24 -N2 -n2 -w gpu1,gpu2)
+wait_state "$rid" RUNNING 30 || fail "2-node job $rid did not start"
+sleep 8
+t_resize=$(date +%s)
+scontrol update jobid="$rid" NumNodes=1 >"$E2E_OUT/t2-resize.txt" 2>&1 \
+  || fail "scontrol update jobid=$rid NumNodes=1 failed: $(cat "$E2E_OUT/t2-resize.txt")"
+wait_empty_queue 60 || fail "resized job $rid did not finish within 60 s"
+sleep 6  # two gpufair cycles
+after=$(team_field teamb raw_gpu_hours)
+scontrol show job "$rid" >>"$E2E_OUT/t2-resize.txt" 2>&1 || true
+sacct -P -n -j "$rid" -o JobIDRaw,Start,End,ElapsedRaw,AllocTRES,State >>"$E2E_OUT/t2-resize.txt"
+start=$(sacct -X -P -n -j "$rid" -o Start | head -1)
+end=$(sacct -X -P -n -j "$rid" -o End | tail -1)
+"$PY" - "$before" "$after" "$(date -d "$start" +%s)" "$t_resize" "$(date -d "$end" +%s)" <<'PYEOF' \
+  || fail "the resized job $rid was not charged its GPUs at each size (see $E2E_OUT/t2-resize.txt)"
+import sys
+before, after, start, resize, end = map(float, sys.argv[1:])
+got = (after - before) * 3600
+want = 16 * (resize - start) + 8 * (end - resize)
+print(f"resized job: charged {got:.0f} GPU-s, 16 GPUs x {resize - start:.0f} s + 8 x {end - resize:.0f} s = {want:.0f}")
+# A cycle (2 s) may charge its interval at the new size: at most 16 GPU-s off.
+sys.exit(0 if abs(got - want) <= 0.15 * want + 16 else 1)
+PYEOF
+ok "a job shrunk from 16 to 8 GPUs while running was charged its GPUs at each size"
