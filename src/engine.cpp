@@ -47,6 +47,10 @@ struct RunningJob {
   int rank = 0;
   std::uint64_t last_seen_cycle = 0;
   bool low_rank_start = false;  // its GPU-seconds count in the team's low_rank_gpu_s
+  // Entered by a reclaim while still pending (move_reclaimed_gpus): it holds
+  // its GPUs for the entitlement checks, but is charged nothing until a
+  // cycle sees it running, from the start the host reports then.
+  bool provisional = false;
   // ...and its own part of that memory, decayed alike: when it is displaced
   // this much moves to low_rank_preempted_gpu_s, so supply <= 1 by construction.
   DecayedValue low_rank_gpu_s;
@@ -286,6 +290,13 @@ struct Engine::Impl {
   // charged once. Kept two cycles, and in the saved state (format 8).
   TimePoint walked_until = 0;
   std::unordered_map<JobId, std::uint64_t> stopped_lately;
+  // Jobs taken out of the running table while they may still run: a
+  // reclaim's victim (it runs out its GraceTime), a job a cycle did not
+  // report (suspended, or a walk that missed it). Each with the time it is
+  // charged up to: seen running again, it is charged on from there, not
+  // from its start again. Kept kChargedThroughFor; in the saved state.
+  std::unordered_map<JobId, TimePoint> charged_through;
+  static constexpr Seconds kChargedThroughFor = 86400;  // one day
   void note_stop(JobId id, const RunningJob& r) {
     if (r.start >= walked_until) stopped_lately.try_emplace(id, cycle_no);
   }
@@ -294,6 +305,14 @@ struct Engine::Impl {
   bool stop_running(JobId id, TimePoint end) {
     auto it = running.find(id);
     if (it == running.end()) return false;
+    if (it->second.provisional) {
+      // A reclaimer no cycle saw running: a pending job's end is the one
+      // backfill planned. Nothing ran, nothing to charge or remember.
+      leave_team(it->first, it->second);
+      if (it->second.last_seen_cycle == cycle_no) --running_seen;
+      running.erase(it);
+      return true;
+    }
     charge(it->second, end);
     settle_on_stop(it->first, it->second, end);
     leave_team(it->first, it->second);
@@ -818,6 +837,9 @@ struct Engine::Impl {
       charge(it->second, when);
       settle_on_stop(it->first, it->second, when);
       leave_team(it->first, it->second);
+      // With a GraceTime it runs on until Slurm requeues it, and the next
+      // cycles see it running: charged on from here.
+      if (!it->second.provisional) charged_through[it->first] = std::max(it->second.charged_until, when);
       erase_running(it);
     }
     if (!finite_nonneg(reclaimer.gpus)) return;
@@ -831,6 +853,7 @@ struct Engine::Impl {
     r.charged_until = when;
     r.start = when;
     r.rank = reclaimer.rank;
+    r.provisional = true;
     mark_seen(r, true);
     r.low_rank_start = is_low_rank(t, reclaimer.rank);
     t.memory.started_gpus.add(reclaimer.gpus, when, config.bait.window);
@@ -1258,10 +1281,28 @@ void Engine::Impl::note_running(const JobRef& job, TimePoint now) {
     // First sight: charge from its start (it may have started between cycles).
     r.charged_until = (job.start > 0 && job.start <= now) ? job.start : now;
     r.start = r.charged_until;
-    if (m.is_low_rank(t, job.rank)) r.low_rank_start = true;
-    if (!t.is_recent_preemptor(job.id)) {  // a preemptor's start was counted when it preempted
-      t.memory.started_gpus.add(job.gpus, now, m.config.bait.window);
+    bool same_run = false;
+    if (!m.charged_through.empty()) {
+      if (const auto it = m.charged_through.find(job.id); it != m.charged_through.end()) {
+        // Back after a reclaim took it out (its GraceTime) or a cycle missed
+        // it, the same run (a start no later than its charge): charged up
+        // to there already, and no new start. A later start is a new run
+        // (requeued, resumed).
+        same_run = job.start <= it->second;
+        if (same_run) r.charged_until = std::max(r.charged_until, it->second);
+        m.charged_through.erase(it);
+      }
     }
+    if (!same_run) {
+      if (m.is_low_rank(t, job.rank)) r.low_rank_start = true;
+      if (!t.is_recent_preemptor(job.id)) {  // a preemptor's start was counted when it preempted
+        t.memory.started_gpus.add(job.gpus, now, m.config.bait.window);
+      }
+    }
+  } else if (r.provisional) {
+    // A reclaimer seen running for the first time: charged from its start.
+    r.provisional = false;
+    r.charged_until = std::max(r.charged_until, (job.start > 0 && job.start <= now) ? job.start : now);
   }
   m.see_rank(t, job.rank);
   if (job.start > 0) r.start = job.start;
@@ -1320,13 +1361,19 @@ void Engine::end_cycle(TimePoint now) {
   if (m.running_seen != m.running.size()) {
     std::erase_if(m.running, [&](const auto& kv) {
       if (kv.second.last_seen_cycle == m.cycle_no) return false;
-      m.settle_on_stop(kv.first, kv.second, kv.second.charged_until);
-      m.note_stop(kv.first, kv.second);
+      if (!kv.second.provisional) {  // (a provisional one is a reclaimer that never ran)
+        m.settle_on_stop(kv.first, kv.second, kv.second.charged_until);
+        m.note_stop(kv.first, kv.second);
+        m.charged_through[kv.first] = kv.second.charged_until;  // suspended, or missed: it may come back
+      }
       m.leave_team(kv.first, kv.second);
       return true;
     });
     m.running_seen = m.running.size();
   }
+  if (!m.charged_through.empty())
+    std::erase_if(m.charged_through,
+                  [&](const auto& kv) { return elapsed_between(kv.second, now) > Impl::kChargedThroughFor; });
   // A job that stopped before this cycle's walk is reported in it at the latest.
   if (!m.stopped_lately.empty())
     std::erase_if(m.stopped_lately, [&](const auto& kv) { return kv.second + 1 < m.cycle_no; });
@@ -1355,7 +1402,10 @@ TimePoint Engine::cycle_time() const {
 void Engine::job_ended(const JobRef& job, TimePoint end) {
   std::unique_lock lock(impl_->mu);
   Impl& m = *impl_;
-  if (!m.stop_running(job.id, end)) m.charge_unseen(job, end);
+  if (!m.stop_running(job.id, end)) {
+    m.charge_unseen(job, end);
+    m.charged_through.erase(job.id);  // its run is over
+  }
 }
 
 void Engine::job_ended(JobId job, TimePoint end) {
@@ -1364,7 +1414,7 @@ void Engine::job_ended(JobId job, TimePoint end) {
   // start and end backfill planned for them, and the plugin's walk reports
   // every job with an end time (a requeued one's is real); a claim ends
   // when its job is seen running, or lapses.
-  impl_->stop_running(job, end);
+  if (!impl_->stop_running(job, end)) impl_->charged_through.erase(job);  // its run is over
 }
 
 PriorityFactors Engine::priority(const PriorityInput& in, TimePoint now) const {
@@ -1835,7 +1885,7 @@ std::vector<std::uint8_t> Engine::save_state() const {
     w.u32(static_cast<std::uint32_t>(j.team));
     w.f64(j.gpus);
     w.i64(j.charged_until);
-    w.u8(j.low_rank_start ? 1 : 0);
+    w.u8((j.low_rank_start ? 1 : 0) | (j.provisional ? 2 : 0));  // bit 2: format 8
     write_value(w, j.low_rank_gpu_s);  // format 3
     w.u32(static_cast<std::uint32_t>(j.assoc));  // format 5; -1 = none
     w.f64(j.usage_factor);                       // format 6
@@ -1860,12 +1910,17 @@ std::vector<std::uint8_t> Engine::save_state() const {
   // run, whose end the host may report again (its end hook, then its walk):
   // saved with the charge they belong to, so a restart between the two
   // reports does not charge them twice.
-  std::vector<JobId> stopped;
-  stopped.reserve(m.stopped_lately.size());
-  for (const auto& kv : m.stopped_lately) stopped.push_back(kv.first);
-  std::sort(stopped.begin(), stopped.end());
+  const auto stopped = by_job_id(m.stopped_lately);
   w.u64(stopped.size());
-  for (const JobId id : stopped) w.u64(id);
+  for (const auto& kv : stopped) w.u64(kv.first);
+  // ...and the jobs taken out of the running table that may still run (a
+  // reclaim's victim in its GraceTime), with the time they are charged to.
+  const auto through = by_job_id(m.charged_through);
+  w.u64(through.size());
+  for (const auto& [id, t] : through) {
+    w.u64(id);
+    w.i64(*t);
+  }
   return frame_state(w.bytes());
 }
 
@@ -1986,7 +2041,9 @@ Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
     s.job.team = static_cast<TeamId>(team);
     s.job.gpus = read_nonneg(r, "a running job's GPUs");
     s.job.charged_until = r.i64();
-    s.job.low_rank_start = r.u8() != 0;
+    const std::uint8_t flags = r.u8();
+    s.job.low_rank_start = (flags & 1) != 0;
+    s.job.provisional = frame->version >= 8 && (flags & 2) != 0;
     if (frame->version >= 3) s.job.low_rank_gpu_s = read_value(r);
     if (frame->version >= 5) {
       s.job.assoc = static_cast<AssocId>(r.u32());
@@ -2026,9 +2083,15 @@ Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
     }
   }
   std::vector<JobId> stopped;  // before format 8: none (a second report may charge again)
+  std::vector<std::pair<JobId, TimePoint>> through;
   if (frame->version >= 8) {
     const std::uint64_t n = r.count(8);
     for (std::uint64_t i = 0; i < n && r.ok(); ++i) stopped.push_back(r.u64());
+    const std::uint64_t k = r.count(16);
+    for (std::uint64_t i = 0; i < k && r.ok(); ++i) {
+      const JobId id = r.u64();
+      through.emplace_back(id, r.i64());
+    }
   }
   if (r.ok() && r.remaining() != 0) r.fail(std::to_string(r.remaining()) + " unexpected bytes after the payload");
   if (!r.ok()) return Error{"state is corrupt: " + r.failure()};
@@ -2112,6 +2175,8 @@ Result<void> Engine::load_state(std::span<const std::uint8_t> bytes) {
   m.walked_until = have_cycle ? last_cycle : 0;
   m.stopped_lately.clear();
   for (const JobId id : stopped) m.stopped_lately.emplace(id, m.cycle_no);
+  m.charged_through.clear();
+  for (const auto& [id, t] : through) m.charged_through.emplace(id, t);
   m.forget_leap();
   m.for_each_ledger([](UsageLedger& l) { l.forget_far(); });
   if (m.cluster_gpus <= 0) m.cluster_gpus = cluster_gpus;

@@ -31,7 +31,10 @@ inline constexpr char kStateMagic[8] = {'G', 'P', 'U', 'F', 'A', 'I', 'R', '1'};
 // 7: the jump prices still open, settled when their jumpers stop (older
 // files: none, so the prices charged before stand in full).
 // 8: the ids of the jobs that stopped lately and were charged from their
-// start, no cycle having seen them run (older files: none).
+// start, no cycle having seen them run, and the jobs taken out of the
+// running table that may still run (a reclaim's victim in its GraceTime)
+// with the time they are charged to (older files: none of either); a
+// running job's flags byte marks a reclaimer not yet seen running (bit 2).
 inline constexpr std::uint32_t kStateFormatVersion = 8;
 inline constexpr std::size_t kStateHeaderSize = 8 + 4 + 8 + 8;
 

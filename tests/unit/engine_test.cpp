@@ -184,6 +184,36 @@ TEST(EngineCharging, AJobThatRanBetweenTwoCyclesIsChargedOnce) {
   }
 }
 
+// A running job a cycle did not report (the walk missed it, or it was
+// suspended) leaves the running table; seen running again, it is charged
+// on from where its charge stopped, never from its start again, and not
+// for the time it was suspended (its start is then its resume).
+TEST(EngineCharging, AJobBackAfterACycleMissedItIsChargedOnce) {
+  struct Case {
+    const char* name;
+    Seconds resumed_after;  // its reported start when back, from kT0 (0: unchanged)
+    double expected;        // GPU-seconds over [kT0 - 100, kT0 + 1200]
+  };
+  const Case cases[] = {
+      {"missed by one cycle: every second once", 0, 4 * 1300.0},
+      {"suspended from kT0 + 300, resumed at kT0 + 800: not the suspended time", 800, 4 * (400.0 + 400.0)},
+  };
+  for (const auto& c : cases) {
+    Host h("half_life=0");
+    const TeamId a = h.engine.team_for_account("a");
+    JobRef job = make_job(1, a, 0, 4, kT0 - 200, kT0 - 100);
+    h.running = {job};
+    h.cycle();
+    h.run_for(300, 300);  // kT0 + 300
+    h.running.clear();
+    h.run_for(600, 300);  // kT0 + 900: two cycles without it
+    if (c.resumed_after > 0) job.start = kT0 + c.resumed_after;
+    h.running = {job};
+    h.run_for(300, 300);  // kT0 + 1200
+    EXPECT_DOUBLE_EQ(h.engine.team_report(a, h.now()).raw_usage_gpu_s, c.expected) << c.name;
+  }
+}
+
 TEST(EngineCharging, VanishedJobIsChargedToTheLastCycleThatSawIt) {
   Host h("half_life=0");
   const TeamId a = h.engine.team_for_account("a");
@@ -1093,11 +1123,12 @@ TEST(EngineState, FormatVersionOneStillLoads) {
 TEST(EngineState, FormatVersionFourStillLoads) {
   // Format 4 as its last writer wrote it: a rank-seen byte of 2 (partition
   // tiers) and a reservation decision (flags bit 2); no association section
-  // and no association per job. With no running jobs, no open price and no
-  // job charged between cycles, a format-8 payload ends in the association
-  // count, the job count, the open-price count and the stopped-job count (all
-  // 0; format 6 adds only a field per running job), so dropping the first and
-  // the last two gives the format-4 payload of the same state.
+  // and no association per job. With no running jobs, no open price, no job
+  // charged between cycles and none taken out while it may run, a format-8
+  // payload ends in the association count, the job count, the open-price
+  // count and the two lists' counts (all 0; format 6 adds only a field per
+  // running job), so dropping the first and the last three gives the
+  // format-4 payload of the same state.
   Engine e(config_from("preempt_by=partition"));
   const TeamId a = e.team_for_account("teama"), b = e.team_for_account("teamb");
   e.begin_cycle(kT0);
@@ -1108,9 +1139,9 @@ TEST(EngineState, FormatVersionFourStillLoads) {
   const auto v8 = e.save_state();
   ASSERT_EQ(v8[8], 8);
   std::vector<std::uint8_t> payload(v8.begin() + kStateHeaderSize, v8.end());
-  ASSERT_GE(payload.size(), 32u);
-  ASSERT_TRUE(std::all_of(payload.end() - 32, payload.end(), [](std::uint8_t x) { return x == 0; }));
-  payload.erase(payload.end() - 16, payload.end());
+  ASSERT_GE(payload.size(), 40u);
+  ASSERT_TRUE(std::all_of(payload.end() - 40, payload.end(), [](std::uint8_t x) { return x == 0; }));
+  payload.erase(payload.end() - 24, payload.end());
   payload.erase(payload.end() - 16, payload.end() - 8);
   auto v4 = frame_state(payload);
   v4[8] = 4;
@@ -1125,23 +1156,23 @@ TEST(EngineState, FormatVersionFourStillLoads) {
 }
 
 TEST(EngineState, FormatVersionSevenStillLoads) {
-  // Format 7 is format 8 without the stopped-job list, which comes last:
-  // with none to save (the count 0), dropping it gives the format-7 file.
+  // Format 7 is format 8 without its two job lists, which come last: with
+  // none to save (the counts 0), dropping them gives the format-7 file.
   GamingScenario s("half_life=0");
   JobRef jumper = s.urgent_jump().first;  // an open price, which format 7 holds
   jumper.start = s.h.now();
   s.h.running.push_back(jumper);
   s.h.run_for(600, 300);
   const auto v8 = s.h.engine.save_state();
-  ASSERT_TRUE(std::all_of(v8.end() - 8, v8.end(), [](std::uint8_t x) { return x == 0; }));
-  std::vector<std::uint8_t> payload(v8.begin() + kStateHeaderSize, v8.end() - 8);
+  ASSERT_TRUE(std::all_of(v8.end() - 16, v8.end(), [](std::uint8_t x) { return x == 0; }));
+  std::vector<std::uint8_t> payload(v8.begin() + kStateHeaderSize, v8.end() - 16);
   auto v7 = frame_state(payload);
   v7[8] = 7;
   Engine loaded(config_from(without_scavengers(with_fast_profile("half_life=0"))));
   const auto r = loaded.load_state(v7);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(loaded.save_state(), v8);
-  // Called version 8, the same bytes lack the list's count: corrupt.
+  // Called version 8, the same bytes lack the lists' counts: corrupt.
   auto short8 = frame_state(payload);
   short8[8] = 8;
   Engine corrupt(config_from(without_scavengers(with_fast_profile("half_life=0"))));
@@ -1415,6 +1446,58 @@ TEST(EngineReclaim, RecordedReclaimsMoveHeldGpusBeforeTheNextCycle) {
   s.h.cycle();
   EXPECT_DOUBLE_EQ(s.h.engine.team_report(s.squatter, s.h.now()).held_gpus, 16);
   EXPECT_DOUBLE_EQ(s.h.engine.team_report(s.waiter, s.h.now()).held_gpus, 16);
+}
+
+// A reclaim's victim may run on for its QOS's GraceTime (Slurm signals it
+// and requeues it when that runs out), and the cycles meanwhile see it
+// running; its reclaimer waits, pending, possibly with an end backfill
+// planned for it. Each team is charged each GPU-second its jobs ran, once.
+TEST(EngineReclaim, EachGpuSecondIsChargedOnceThroughAGraceTime) {
+  struct Case {
+    const char* name;
+    bool restart_in_grace;  // a save and load while the victim runs out its grace
+  };
+  for (const Case c : {Case{"no restart", false}, Case{"a restart in the grace time", true}}) {
+    SquatScenario s("reclaim=all,half_life=0");
+    s.h.run_for(300, 300);  // kT0 + 300: the squatter's jobs have run 900 s
+    const double squatter_before = s.h.engine.team_report(s.squatter, s.h.now()).raw_usage_gpu_s;
+    ASSERT_DOUBLE_EQ(squatter_before, 4 * 8 * 900.0) << c.name;
+    const auto v = s.victim();
+    const JobRef victim = *v;
+    ASSERT_TRUE(s.ask().allowed) << c.name;
+    const TimePoint reclaim = s.h.now();
+    ASSERT_TRUE(s.h.engine.record_preemption(s.waiting, victim, reclaim).reclaim) << c.name;
+    if (c.restart_in_grace) {
+      ASSERT_TRUE(s.h.engine.load_state(s.h.engine.save_state()).ok()) << c.name;
+    }
+    // The grace time: 600 s, two cycles see the victim running, and their
+    // walks report the reclaimer, pending, with the end backfill planned.
+    for (int i = 0; i < 2; ++i) {
+      s.h.clock.advance(300);
+      s.h.engine.begin_cycle(s.h.now());
+      for (const auto& j : s.h.running) s.h.engine.observe_running(j, s.h.now());
+      s.h.engine.observe_pending(s.waiting);
+      s.h.engine.job_ended(s.waiting.id, reclaim + 900 + 3600);
+      s.h.engine.end_cycle(s.h.now());
+    }
+    // Slurm requeues the victim as its grace runs out; the reclaimer starts.
+    s.h.engine.job_ended(victim.id, reclaim + 600);
+    s.h.running.erase(s.victim());
+    JobRef started = s.waiting;
+    started.start = reclaim + 600;
+    s.h.running.push_back(started);
+    s.h.pending.clear();
+    s.h.run_for(600, 300);  // until reclaim + 1200
+    const auto squatter = s.h.engine.team_report(s.squatter, s.h.now());
+    const auto waiter = s.h.engine.team_report(s.waiter, s.h.now());
+    // The victim: 8 GPUs from its start to the end of its grace, once; the
+    // other three to now.
+    EXPECT_DOUBLE_EQ(squatter.raw_usage_gpu_s, squatter_before + 3 * 8 * 1200.0 + 8 * 600.0) << c.name;
+    // The reclaimer: from its start, not from the reclaim; nothing while pending.
+    EXPECT_DOUBLE_EQ(waiter.raw_usage_gpu_s, 8 * 600.0) << c.name;
+    EXPECT_DOUBLE_EQ(squatter.held_gpus, 24) << c.name;
+    EXPECT_DOUBLE_EQ(waiter.held_gpus, 8) << c.name;
+  }
 }
 
 // ---- Scavengers (scavenger_window) -----------------------------------------------

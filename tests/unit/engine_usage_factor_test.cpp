@@ -181,13 +181,13 @@ TEST(EngineUsageFactor, SurvivesSaveAndLoad) {
 TEST(EngineUsageFactor, FormatFiveStateLoadsWithEveryJobAtOne) {
   // A version-5 file is a version-6 one without each running job's factor
   // (the last field of its record; the jobs come last), and a version-6 one
-  // a version-8 one without the open-price and stopped-job counts (0 here)
-  // after the jobs.
+  // a version-8 one without the open-price count and the two job lists'
+  // counts (0 here) after the jobs.
   OneJob run("half_life=0", 0.25);
   run.run_for(300, 300);
   const auto v8 = run.engine.save_state();
-  ASSERT_TRUE(std::all_of(v8.end() - 16, v8.end(), [](std::uint8_t x) { return x == 0; }));
-  std::vector<std::uint8_t> payload(v8.begin() + kStateHeaderSize, v8.end() - 24);
+  ASSERT_TRUE(std::all_of(v8.end() - 24, v8.end(), [](std::uint8_t x) { return x == 0; }));
+  std::vector<std::uint8_t> payload(v8.begin() + kStateHeaderSize, v8.end() - 32);
   auto v5 = frame_state(payload);
   v5[8] = 5;  // the checksum covers the payload only
   Engine old(config_from("half_life=0"));
