@@ -194,6 +194,12 @@ extern bool gfp_observe_job(job_record_t *job, gfp_cycle_t *ctx)
 		}
 		if (team < 0)
 			return keep; /* no account: nothing to charge */
+		/* Its nodes still booting (power saving, cloud nodes): not
+		 * charged yet, as multifactor's decay_apply_new_usage skips
+		 * it. Slurm moves its start to the end of the boot
+		 * (job_config_fini); the first cycle after charges from there. */
+		if (IS_JOB_POWER_UP_NODE(job))
+			return keep;
 		_fill_charged(&j, job, team, ctx);
 		if (gpufair_observe_running(gfp.engine, &j) == GPUFAIR_OK)
 			ctx->running++;
