@@ -12,11 +12,12 @@
  *  ones) in one call; write usage into the associations for sshare. Then,
  *  outside every lock, save the state and the limits' decay clock.
  *
- *  Locks: { job WRITE, part READ, fed READ } then { assoc WRITE, qos WRITE,
- *  tres READ } (slurmctld locks before assoc_mgr locks, as everywhere; QOS
- *  WRITE for the QOS usage, as multifactor's decay thread), held from the
- *  refresh to the last write; map_lock is taken for writing only to
- *  publish a rebuilt map or the reports.
+ *  Locks: { job WRITE, part READ, fed READ } (the site factor plugin's
+ *  update runs under these alone, as in multifactor's decay thread) then
+ *  { assoc WRITE, qos WRITE, tres READ } (slurmctld locks before assoc_mgr
+ *  locks, as everywhere; QOS WRITE for the QOS usage, as multifactor's
+ *  decay thread), held from the refresh to the last write; map_lock is
+ *  taken for writing only to publish a rebuilt map or the reports.
 \*****************************************************************************/
 
 #include <string.h>
@@ -328,15 +329,16 @@ extern void gfp_cycle(time_t now)
 	gpufair_cycle_begin(gfp.engine, (int64_t)now);
 
 	lock_slurmctld(job_write_lock);
-	assoc_mgr_lock(&locks);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	/* As multifactor's decay thread: under the job WRITE lock and no
+	 * assoc_mgr lock (a site factor plugin may take those itself). */
+	site_factor_g_update();
+	assoc_mgr_lock(&locks);
 	gfp_refresh_gpus_locked();
 	gfp_refresh_teams_locked();
 	if (ctx.rank_by == GPUFAIR_PREEMPT_BY_QOS)
 		gf_qos_ranks_refresh(); /* else ranks are partition tiers */
 	gfp_usage_begin_locked(now);
-	/* As multifactor's decay thread, under the job WRITE lock. */
-	site_factor_g_update();
 	pend_len = 0;
 	wait_len = 0;
 	gfp_table_walk(&ctx);
