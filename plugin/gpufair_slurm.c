@@ -11,6 +11,7 @@
 #include "src/common/assoc_mgr.h"
 #include "src/common/bitstring.h"
 #include "src/common/list.h"
+#include "src/common/log.h"
 #include "src/common/xstring.h"
 
 #include "gpufair_slurm.h"
@@ -356,4 +357,18 @@ extern void gf_describe_str(const char *text, const char *key, char *buf,
 	if (v)
 		memcpy(buf, v, n);
 	buf[n] = '\0';
+}
+
+extern void gf_say_reclaim(const char *plugin, job_record_t *victim,
+			   const job_record_t *preemptor, const char *reason)
+{
+	if (xstrncmp(reason, "reclaim", 7))
+		return;
+	info("%s: %pJ reclaimed GPUs from %pJ: %s", plugin, preemptor,
+	     victim, reason);
+	xstrfmtcat(victim->system_comment,
+		   "%sgpufair: %s by reclaim for JobId=%u (%s)",
+		   victim->system_comment ? "; " : "",
+		   IS_JOB_SUSPENDED(victim) ? "suspended" : "preempted",
+		   preemptor->job_id, reason);
 }

@@ -93,6 +93,12 @@ extern double gf_cluster_gpus(const gf_gpu_map_t *map);
  * rank_by as for gf_job_rank. */
 extern void gf_job_fill(gpufair_job_t *out, const job_record_t *job,
 			int32_t team, const gf_gpu_map_t *map, int rank_by);
+/* After the core recorded a preemption with this reason: a reclaim is
+ * said where users look (the victim's SystemComment: scontrol show job,
+ * sacct), since its own team did not preempt it, and in the log. Caller
+ * holds the job WRITE lock. */
+extern void gf_say_reclaim(const char *plugin, job_record_t *victim,
+			   const job_record_t *preemptor, const char *reason);
 
 /*
  * Integer value of "key=value" in the "key=value\n" text of

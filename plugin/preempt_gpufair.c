@@ -29,7 +29,11 @@
  *              READ from the queue sort. No assoc_mgr lock is held: we take
  *              assoc READ only after Slurm's cheap rule has passed.
  *  preempt_p_get_data()           job WRITE during scheduling (READ from
- *              gang.c); job_ptr may be NULL for PREEMPT_DATA_ENABLED.
+ *              gang.c); job_ptr may be NULL for PREEMPT_DATA_ENABLED. The
+ *              mode query also comes from pack_job (squeue, scontrol show
+ *              job) under the job READ lock with assoc_mgr QOS and user
+ *              READ (and assoc READ for a list) held: the mode query
+ *              takes no lock (preempt_record.c).
  *
  *  Hot path: preemptable() is called for every job in the system for every
  *  job being scheduled. Its order is: the configuration snapshot (one
@@ -102,7 +106,7 @@ static __attribute__((noinline)) bool _reclaim_allowed(
 				     NULL, 0);
 	if (rc != GPUFAIR_PREEMPT_RECLAIM)
 		return false;
-	gf_preemptor_remember(preemptee, preemptor);
+	gpufair_preemptor_note(preemptee->job_id, preemptor->job_id);
 	return true;
 }
 
@@ -215,7 +219,7 @@ static __attribute__((noinline)) bool _same_team_and_core(
 		return true;
 	if (e && !_core_allows(e, c, preemptee, preemptor))
 		return false;
-	gf_preemptor_remember(preemptee, preemptor);
+	gpufair_preemptor_note(preemptee->job_id, preemptor->job_id);
 	return true;
 }
 

@@ -2,57 +2,37 @@
  *  preempt_record.c - preempt/gpufair's one place where a real preemption
  *  is reported to the core (gpufair_record_preemption), once per event.
  *
- *  The predicates run many times per scheduling pass; the real event is
- *  preempt_p_get_data(PREEMPT_DATA_GRACE_TIME), or for gang suspension the
- *  first query about a job suspended for a preemptor (below). The
- *  preemptor is the last one preempt_p_preemptable() allowed for the
- *  victim: Slurm does not pass it to those calls.
+ *  The predicates run many times per scheduling pass; the real event of a
+ *  requeue or cancel is preempt_p_get_data(PREEMPT_DATA_GRACE_TIME). The
+ *  preemptor is the last one preempt_p_preemptable() let through for the
+ *  victim (libgpufair's gpufair_preemptor_note): Slurm does not pass it to
+ *  those calls. A gang suspension is recorded by priority/gpufair's cycle
+ *  (prio_suspended.c), with the preemptor pinned here at the mode query
+ *  Slurm makes right before it suspends the victim.
  *
- *  Locks: the callers hold the job WRITE lock (grace-time query), or READ
- *  or WRITE (mode query, from gang.c and the select plugin); we take
+ *  Locks: the grace-time query holds the job WRITE lock; we take
  *  libgpufair's claim mutex (innermost, a few instructions) and assoc_mgr
- *  assoc READ, never both. gf_preemptor_remember() runs from every
- *  predicate thread, lock free. When the core grants the preemptor a
- *  claim (preemptor_claim: by default a reclaim from a team that jumped
- *  or of a scavenger; in-team jumps too with all) the grace-time query
- *  (job WRITE lock) also raises its priority.
+ *  assoc READ, never both. The mode query comes with any locks (the
+ *  scheduler, gang.c, and pack_job for squeue and scontrol under assoc_mgr
+ *  READ locks): there we only pin, lock free, and take no lock. Notes are
+ *  written from every predicate thread, lock free. When the core grants
+ *  the preemptor a claim (preemptor_claim: by default a reclaim from a
+ *  team that jumped or of a scavenger; in-team jumps too with all) the
+ *  grace-time query (job WRITE lock) also raises its priority.
 \*****************************************************************************/
 
 #define _GNU_SOURCE
 #include "slurm_compat.h"
 
-#include <stdatomic.h>
 #include <time.h>
 
 #include "src/common/assoc_mgr.h"
 #include "src/common/log.h"
-#include "src/common/xstring.h"
 
 #include "preempt_conf.h"
 #include "preempt_record.h"
 
 extern const char plugin_type[]; /* preempt_gpufair.c */
-
-/*
- * The last preemptor evaluated for each victim, so that the real event can
- * name it. Direct-mapped by victim job id: O(1), no allocation, lock-free
- * (one 64-bit atomic word per slot: victim id << 32 | preemptor id). A
- * collision only loses the preemptor of a victim that was evaluated but not
- * yet preempted when another victim with the same slot was evaluated in the
- * same pass.
- */
-#define GF_SLOTS 65536
-static _Atomic uint64_t last_preemptor[GF_SLOTS];
-
-
-extern void gf_preemptor_remember(const job_record_t *victim,
-				  const job_record_t *preemptor)
-{
-	atomic_store_explicit(&last_preemptor[victim->job_id % GF_SLOTS],
-			      ((uint64_t)victim->job_id << 32) |
-				      preemptor->job_id,
-			      memory_order_relaxed);
-}
 
 /* A claim (preemptor_claim; the core says whether this preemption has
  * one): the preemptor sorts first now, so that the next
@@ -84,13 +64,10 @@ static void _claim(gpufair_engine_t *e, job_record_t *preemptor)
  * "Once" is the process's claim table in libgpufair, which
  * priority/gpufair's record of preemptions on borrowed reservation time
  * (prio_borrowed.c) shares. */
-static void _record(job_record_t *victim, time_t key, const char *how,
-		    bool job_write_locked)
+static void _record(job_record_t *victim, time_t key, const char *how)
 {
 	gpufair_engine_t *e = gpufair_global_get();
-	uint64_t w = atomic_load_explicit(
-		&last_preemptor[victim->job_id % GF_SLOTS],
-		memory_order_relaxed);
+	uint32_t pid = gpufair_preemptor_noted(victim->job_id);
 	job_record_t *preemptor;
 	const gf_preempt_conf_t *c;
 	gpufair_job_t or_j, ee_j;
@@ -100,8 +77,7 @@ static void _record(job_record_t *victim, time_t key, const char *how,
 
 	if (!e || !gpufair_preemption_claim(victim->job_id, (int64_t)key))
 		return;
-	if ((uint32_t)(w >> 32) != victim->job_id ||
-	    !(preemptor = find_job_record((uint32_t)w))) {
+	if (!pid || !(preemptor = find_job_record(pid))) {
 		error("%s: %pJ is being preempted (%s) but its preemptor is unknown; not reported to gpufair",
 		      plugin_type, victim, how);
 		return;
@@ -123,17 +99,9 @@ static void _record(job_record_t *victim, time_t key, const char *how,
 	if (rc == 1)
 		info("%s: bait detected: %pJ preempted %pJ: %s", plugin_type,
 		     preemptor, victim, reason);
-	if (rc >= 0 && job_write_locked)
+	if (rc >= 0) {
 		_claim(e, preemptor);
-	/* Say why where users look (scontrol show job, sacct's
-	 * SystemComment): a reclaimed job was not preempted by its own team. */
-	if (rc >= 0 && !xstrncmp(reason, "reclaim", 7)) {
-		info("%s: %pJ reclaimed GPUs from %pJ: %s", plugin_type,
-		     preemptor, victim, reason);
-		xstrfmtcat(victim->system_comment,
-			   "%sgpufair: requeued by reclaim for JobId=%u (%s)",
-			   victim->system_comment ? "; " : "", preemptor->job_id,
-			   reason);
+		gf_say_reclaim(plugin_type, victim, preemptor, reason);
 	}
 }
 
@@ -158,19 +126,27 @@ static void _record(job_record_t *victim, time_t key, const char *how,
 extern void gf_preempt_grace_query(job_record_t *victim)
 {
 	if (victim && !victim->preempt_time)
-		_record(victim, victim->start_time, "grace-time query", true);
+		_record(victim, victim->start_time, "grace-time query");
 }
 
 /*
  * Gang-scheduled suspension (PreemptMode=SUSPEND,GANG) does not go through
- * slurm_job_preempt(): _preempt_jobs() (node_scheduler.c) only sets the
- * victim's preempt_time and the gang scheduler suspends it. The next time
- * slurmctld asks us about such a job (gang.c queries its mode on every
- * time slice) we see preempt_time set on a suspended job and report it,
- * keyed by that preempt_time so it counts once.
+ * slurm_job_preempt(): _preempt_jobs() (node_scheduler.c) asks the
+ * victim's mode, sets its preempt_time and leaves the suspension to the
+ * gang scheduler; nothing is asked after that which is not also asked
+ * elsewhere (pack_job asks every started job's mode, for squeue). So the
+ * mode query on a running job not yet preempted pins the victim's last
+ * note: the last such query before its suspension is _preempt_jobs()'s,
+ * in the pass that chose its preemptor. priority/gpufair's cycle records
+ * the suspension (prio_suspended.c). Until 2026-12-07 the first mode query
+ * on the suspended job recorded it, often from pack_job, taking assoc READ
+ * under assoc_mgr's QOS READ (against assoc_mgr's order: a deadlock with a
+ * thread holding assoc WRITE and waiting for QOS WRITE), writing the
+ * record under a job READ lock, and naming whichever preemptor a later
+ * pass had noted.
  */
 extern void gf_preempt_mode_query(job_record_t *job)
 {
-	if (job && job->preempt_time && IS_JOB_SUSPENDED(job))
-		_record(job, job->preempt_time, "suspend", false);
+	if (job && !job->preempt_time && IS_JOB_RUNNING(job))
+		gpufair_preemptor_pin(job->job_id);
 }

@@ -204,6 +204,11 @@ extern bool gfp_observe_job(job_record_t *job, gfp_cycle_t *ctx)
 		_fill_charged(&j, job, team, ctx);
 		if (gpufair_observe_running(gfp.engine, &j) == GPUFAIR_OK)
 			ctx->running++;
+	} else if (IS_JOB_SUSPENDED(job) && job->preempt_time) {
+		int32_t team = gfp_job_team_locked(job, true);
+
+		if (team >= 0)
+			gfp_gang_suspension(job, team, ctx->rank_by);
 	} else if (IS_JOB_PENDING(job) && job->priority) {
 		/* 0 = held: neither waiting nor re-prioritised. Only the
 		 * fields the policy needs are read (each line is a cache

@@ -17,6 +17,8 @@
  *                        fair share
  *    prio_borrowed.c     preemptions on borrowed reservation time, which
  *                        preempt/gpufair never sees, recorded at job end
+ *    prio_suspended.c    preemptions by gang suspension, recorded by the
+ *                        cycle
  *    prio_usage.c        the usage Slurm's limits read, charged per job
  *    prio_usage_clock.c  ...its decay, resets and clock file
  *
@@ -259,6 +261,13 @@ extern bool gfp_observe_job(job_record_t *job, gfp_cycle_t *ctx);
  * MaxStartDelay reservation's nodes on borrowed time, report it to the core
  * (once). Caller holds job WRITE and no assoc_mgr lock. */
 extern void gfp_borrowed_preemption(job_record_t *victim);
+
+/* --- prio_suspended.c -------------------------------------------------- */
+/* From the cycle walk, for a suspended job of team `team`: when the gang
+ * scheduler suspended it for a preemptor, report it to the core (once).
+ * Caller holds the cycle's locks. */
+extern void gfp_gang_suspension(job_record_t *victim, int32_t team,
+				int rank_by);
 /* --- prio_usage.c: the usage Slurm's limits read (GrpTRESMins, ...) ----- */
 /* Start of a cycle: after a restart, take back the reservations made again;
  * then the clock's duties (gfp_usage_clock_begin_locked). Caller holds the

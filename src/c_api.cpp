@@ -594,6 +594,34 @@ int gpufair_preemption_claim(uint64_t victim, int64_t key) {
   return 1;
 }
 
+namespace {
+// Who preempts whom (see c_api.h): one word per slot, victim << 32 |
+// preemptor, so that a reader never sees half of one pair and half of
+// another. The predicate threads write the notes on every allowed pair:
+// relaxed order, no lock.
+std::atomic<uint64_t> g_noted[GPUFAIR_CLAIM_SLOTS];
+std::atomic<uint64_t> g_pinned[GPUFAIR_CLAIM_SLOTS];
+uint32_t preemptor_in(const std::atomic<uint64_t>* table, uint32_t victim) {
+  const uint64_t w = table[victim % GPUFAIR_CLAIM_SLOTS].load(std::memory_order_relaxed);
+  return static_cast<uint32_t>(w >> 32) == victim ? static_cast<uint32_t>(w) : 0;
+}
+}  // namespace
+
+void gpufair_preemptor_note(uint32_t victim, uint32_t preemptor) {
+  g_noted[victim % GPUFAIR_CLAIM_SLOTS].store((static_cast<uint64_t>(victim) << 32) | preemptor,
+                                              std::memory_order_relaxed);
+}
+
+uint32_t gpufair_preemptor_noted(uint32_t victim) { return preemptor_in(g_noted, victim); }
+
+void gpufair_preemptor_pin(uint32_t victim) {
+  const uint32_t p = preemptor_in(g_noted, victim);
+  if (p) g_pinned[victim % GPUFAIR_CLAIM_SLOTS].store((static_cast<uint64_t>(victim) << 32) | p,
+                                                      std::memory_order_relaxed);
+}
+
+uint32_t gpufair_preemptor_pinned(uint32_t victim) { return preemptor_in(g_pinned, victim); }
+
 int gpufair_team_report(const gpufair_engine_t* e, int32_t team, int64_t now,
                         gpufair_team_report_t* out) {
   if (!e || !out) return GPUFAIR_ERR_ARG;

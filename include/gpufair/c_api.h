@@ -346,6 +346,22 @@ int gpufair_record_resv_preemption(gpufair_engine_t *e,
 #define GPUFAIR_CLAIM_SLOTS 65536
 int gpufair_preemption_claim(uint64_t victim, int64_t key);
 
+/* Who preempts whom, for the plugins' record of a real preemption: Slurm
+ * names the victim at the event but not the preemptor. preempt/gpufair
+ * notes each (victim, preemptor) pair its predicate lets through; at a
+ * requeue or cancel (the grace-time query, in the same scheduling pass)
+ * the preemptor is the victim's last note. A gang suspension is recorded
+ * later, by the priority plugin's cycle, when later passes may have noted
+ * other pairs: Slurm asks a victim's preemption mode right before it
+ * suspends it, so preempt/gpufair pins the last note at every mode query
+ * on a running job not yet preempted, and the cycle reads the pin. Lock
+ * free, direct-mapped by victim id over GPUFAIR_CLAIM_SLOTS slots (a
+ * collision loses the older victim's). 0: unknown. Any thread. */
+void gpufair_preemptor_note(uint32_t victim, uint32_t preemptor);
+uint32_t gpufair_preemptor_noted(uint32_t victim);
+void gpufair_preemptor_pin(uint32_t victim);
+uint32_t gpufair_preemptor_pinned(uint32_t victim);
+
 int gpufair_team_report(const gpufair_engine_t *e, int32_t team, int64_t now,
                         gpufair_team_report_t *out);
 int gpufair_assoc_report(const gpufair_engine_t *e, int32_t assoc, int64_t now,

@@ -1,5 +1,6 @@
 /*
- * Preemptions of jobs on borrowed reservation time (prio_borrowed.c) on
+ * Preemptions priority/gpufair records: of jobs on borrowed reservation
+ * time (prio_borrowed.c) and by gang suspension (prio_suspended.c), on
  * hand-built Slurm records, with preempt/gpufair's recording
  * (preempt_record.c) linked in, one engine shared by both as in slurmctld:
  *
@@ -11,7 +12,10 @@
  *    reservation job on its nodes (and then its claim stays free);
  *  - a victim that preempt/gpufair already reported at the grace-time
  *    query (it carried the flag but was preempted by the rules) is not
- *    reported again at its end.
+ *    reported again at its end;
+ *  - a gang suspension (prio_suspended.c) is reported once by the cycle,
+ *    with the preemptor pinned at the mode query before the suspension,
+ *    and never by a mode query.
  *
  * The core's decisions are not readable through the C API; the test counts
  * them in the saved state, where each one keeps its reason.
@@ -137,6 +141,8 @@ int main(void)
 	slurmctld_resv_t resv = { .name = "r1", .max_start_delay = 300 };
 	slurmctld_resv_t plain = { .name = "r0" }; /* no MaxStartDelay */
 	job_record_t *victim, *p_hi, *p_lo, *other, *elsewhere, *mine, *urgent;
+	job_record_t *gang, *later, *admin;
+	uint32_t before;
 
 	if (fd >= 0)
 		close(fd);
@@ -211,7 +217,7 @@ int main(void)
 	mine->warn_flags = KILL_JOB_RESV;
 	mine->node_bitmap = bit_copy(victim->node_bitmap);
 	urgent = _job(31, &alice, JOB_PENDING);
-	gf_preemptor_remember(mine, urgent);
+	gpufair_preemptor_note(mine->job_id, urgent->job_id);
 	gf_preempt_grace_query(mine);
 	CHECK(_in_team("teama") == 1, "preempt/gpufair recorded it (%u)",
 	      _in_team("teama"));
@@ -232,6 +238,35 @@ int main(void)
 	      _resv_decisions());
 	CHECK(_resv_decisions_with("from job 12 of the same team") == 1,
 	      "in-team reason");
+
+	/* A gang suspension (prio_suspended.c): the preemptor is the one
+	 * pinned at the mode query Slurm makes right before it suspends the
+	 * victim, not whichever a later pass noted; recorded once, by the
+	 * cycle, never by a mode query (squeue's, on the suspended job). */
+	gang = _job(40, &alice, JOB_RUNNING);
+	urgent = _job(41, &alice, JOB_PENDING);
+	later = _job(42, &bob, JOB_PENDING);
+	before = _in_team("teama");
+	gpufair_preemptor_note(gang->job_id, urgent->job_id);
+	gf_preempt_mode_query(gang); /* _preempt_jobs() asks its mode */
+	gang->preempt_time = 5300;
+	gang->job_state = JOB_SUSPENDED;
+	gpufair_preemptor_note(gang->job_id, later->job_id); /* a later pass */
+	gf_preempt_mode_query(gang);
+	CHECK(_in_team("teama") == before, "a mode query records nothing");
+	gfp_gang_suspension(gang, gfp_job_team_locked(gang, true),
+			    GPUFAIR_PREEMPT_BY_QOS);
+	CHECK(_in_team("teama") == before + 1,
+	      "recorded as alice's in-team preemption (%u, was %u)",
+	      _in_team("teama"), before);
+	gfp_gang_suspension(gang, gfp_job_team_locked(gang, true),
+			    GPUFAIR_PREEMPT_BY_QOS);
+	CHECK(_in_team("teama") == before + 1, "once (%u)", _in_team("teama"));
+	admin = _job(43, &alice, JOB_SUSPENDED); /* scontrol suspend */
+	gfp_gang_suspension(admin, gfp_job_team_locked(admin, true),
+			    GPUFAIR_PREEMPT_BY_QOS);
+	CHECK(_in_team("teama") == before + 1,
+	      "no preempt_time (an admin's suspension): nothing");
 
 	gpufair_global_set(NULL);
 	gpufair_engine_free(gfp.engine);

@@ -163,6 +163,28 @@ TEST(CApi, PreemptionClaimsOncePerVictimAndKey) {
   EXPECT_EQ(gpufair_preemption_claim(v, 2000), 1);  // same slot: forgotten
 }
 
+// Who preempts whom: the last pair noted for a victim; a pin keeps the
+// pair of the moment (a gang suspension's preemptor, read a cycle later)
+// whatever is noted after; a victim of the same slot takes it.
+TEST(CApi, PreemptorNotesAndPins) {
+  const uint32_t v = 4242;
+  EXPECT_EQ(gpufair_preemptor_noted(v), 0u);
+  EXPECT_EQ(gpufair_preemptor_pinned(v), 0u);
+  gpufair_preemptor_pin(v);  // nothing noted: nothing pinned
+  EXPECT_EQ(gpufair_preemptor_pinned(v), 0u);
+  gpufair_preemptor_note(v, 7);
+  gpufair_preemptor_note(v, 8);
+  EXPECT_EQ(gpufair_preemptor_noted(v), 8u);
+  gpufair_preemptor_pin(v);  // the mode query right before the suspension
+  gpufair_preemptor_note(v, 9);  // later passes
+  EXPECT_EQ(gpufair_preemptor_noted(v), 9u);
+  EXPECT_EQ(gpufair_preemptor_pinned(v), 8u);
+  gpufair_preemptor_note(v + GPUFAIR_CLAIM_SLOTS, 5);  // another victim, same slot
+  EXPECT_EQ(gpufair_preemptor_noted(v), 0u);
+  EXPECT_EQ(gpufair_preemptor_noted(v + GPUFAIR_CLAIM_SLOTS), 5u);
+  EXPECT_EQ(gpufair_preemptor_pinned(v), 8u);
+}
+
 TEST(CApi, ReservationPreemptionThroughTheCApi) {
   EngineHandle h;
   ASSERT_NE(h.e, nullptr);
