@@ -301,22 +301,22 @@ struct Engine::Impl {
     if (r.start >= walked_until) stopped_lately.try_emplace(id, cycle_no);
   }
   // A job in the running table stopped at `end`: charge it up to there,
-  // settle its jump price, forget it. False if it is not running.
+  // settle its jump price, forget it. False if it is not running (then its
+  // run is over: no longer charged_through).
   bool stop_running(JobId id, TimePoint end) {
     auto it = running.find(id);
-    if (it == running.end()) return false;
-    if (it->second.provisional) {
-      // A reclaimer no cycle saw running: a pending job's end is the one
-      // backfill planned. Nothing ran, nothing to charge or remember.
-      leave_team(it->first, it->second);
-      if (it->second.last_seen_cycle == cycle_no) --running_seen;
-      running.erase(it);
-      return true;
+    if (it == running.end()) {
+      charged_through.erase(id);  // its run is over
+      return false;
     }
-    charge(it->second, end);
-    settle_on_stop(it->first, it->second, end);
+    // A reclaimer no cycle saw running (provisional): a pending job's end
+    // is the one backfill planned. Nothing ran, nothing to charge.
+    if (!it->second.provisional) {
+      charge(it->second, end);
+      settle_on_stop(it->first, it->second, end);
+    }
     leave_team(it->first, it->second);
-    erase_running(it);
+    erase_running(it, /*note=*/!it->second.provisional);  // (one that never ran: no end to remember)
     return true;
   }
   // A stopped job that is not in the running table: if it started after the
@@ -821,8 +821,8 @@ struct Engine::Impl {
     if (inserted || r.last_seen_cycle != cycle_no) ++running_seen;
     r.last_seen_cycle = cycle_no;
   }
-  void erase_running(std::unordered_map<JobId, RunningJob>::iterator it) {
-    note_stop(it->first, it->second);
+  void erase_running(std::unordered_map<JobId, RunningJob>::iterator it, bool note = true) {
+    if (note) note_stop(it->first, it->second);
     if (it->second.last_seen_cycle == cycle_no) --running_seen;
     running.erase(it);
   }
@@ -1277,9 +1277,10 @@ void Engine::Impl::note_running(const JobRef& job, TimePoint now) {
   const TeamId old_team = r.team;
   const ReclaimOrder old_place{r.rank, r.start, job.id, r.gpus};
   if (!inserted) m.add_held(r.team, -r.gpus);
+  const TimePoint reported_start = (job.start > 0 && job.start <= now) ? job.start : now;
   if (inserted) {
     // First sight: charge from its start (it may have started between cycles).
-    r.charged_until = (job.start > 0 && job.start <= now) ? job.start : now;
+    r.charged_until = reported_start;
     r.start = r.charged_until;
     bool same_run = false;
     if (!m.charged_through.empty()) {
@@ -1302,7 +1303,7 @@ void Engine::Impl::note_running(const JobRef& job, TimePoint now) {
   } else if (r.provisional) {
     // A reclaimer seen running for the first time: charged from its start.
     r.provisional = false;
-    r.charged_until = std::max(r.charged_until, (job.start > 0 && job.start <= now) ? job.start : now);
+    r.charged_until = std::max(r.charged_until, reported_start);
   }
   m.see_rank(t, job.rank);
   if (job.start > 0) r.start = job.start;
@@ -1402,10 +1403,7 @@ TimePoint Engine::cycle_time() const {
 void Engine::job_ended(const JobRef& job, TimePoint end) {
   std::unique_lock lock(impl_->mu);
   Impl& m = *impl_;
-  if (!m.stop_running(job.id, end)) {
-    m.charge_unseen(job, end);
-    m.charged_through.erase(job.id);  // its run is over
-  }
+  if (!m.stop_running(job.id, end)) m.charge_unseen(job, end);
 }
 
 void Engine::job_ended(JobId job, TimePoint end) {
@@ -1414,7 +1412,7 @@ void Engine::job_ended(JobId job, TimePoint end) {
   // start and end backfill planned for them, and the plugin's walk reports
   // every job with an end time (a requeued one's is real); a claim ends
   // when its job is seen running, or lapses.
-  if (!impl_->stop_running(job, end)) impl_->charged_through.erase(job);  // its run is over
+  impl_->stop_running(job, end);
 }
 
 PriorityFactors Engine::priority(const PriorityInput& in, TimePoint now) const {
