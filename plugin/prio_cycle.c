@@ -136,14 +136,17 @@ extern void gfp_prefetch_refs(const job_record_t *job)
 	}
 }
 
-/* A job's record as the ledger charges it: charged to its user
- * association too (fair share inside the team), and a resumed job from its
- * resume on. */
-static void _fill_charged(gpufair_job_t *j, job_record_t *job, int32_t team,
-			  gfp_cycle_t *ctx)
+/* A run's record as the ledger charges it: charged to its user association
+ * too (fair share inside the team), and a resumed job from its resume on.
+ * Only for a run (running, or ended with its start and end those of the
+ * run: also a job being requeued, pending again), so its start is real.
+ * Caller holds assoc READ and map_lock READ (or is the cycle). */
+extern void gfp_fill_charged(gpufair_job_t *j, job_record_t *job,
+			     int32_t team, int rank_by)
 {
-	gf_job_fill(j, job, team, &gfp.gpus, ctx->rank_by);
+	gf_job_fill(j, job, team, &gfp.gpus, rank_by);
 	j->assoc = gfp_job_assoc_locked(job, true);
+	j->start_time = (int64_t)job->start_time;
 	if (job->suspend_time > job->start_time)
 		j->start_time = (int64_t)job->suspend_time;
 }
@@ -172,7 +175,7 @@ extern bool gfp_observe_job(job_record_t *job, gfp_cycle_t *ctx)
 			       gfp_job_team_locked(job, true);
 
 		if (team >= 0) {
-			_fill_charged(&j, job, team, ctx);
+			gfp_fill_charged(&j, job, team, ctx->rank_by);
 			gpufair_job_finished(gfp.engine, &j, (int64_t)end);
 		} else {
 			gpufair_job_ended(gfp.engine, job->job_id,
@@ -201,7 +204,7 @@ extern bool gfp_observe_job(job_record_t *job, gfp_cycle_t *ctx)
 		 * (job_config_fini); the first cycle after charges from there. */
 		if (IS_JOB_POWER_UP_NODE(job))
 			return keep;
-		_fill_charged(&j, job, team, ctx);
+		gfp_fill_charged(&j, job, team, ctx->rank_by);
 		if (gpufair_observe_running(gfp.engine, &j) == GPUFAIR_OK)
 			ctx->running++;
 	} else if (IS_JOB_SUSPENDED(job) && job->preempt_time) {

@@ -36,8 +36,9 @@
  *  priority_p_job_end()       job WRITE lock held (acct_policy_job_fini,
  *              also for a job being resized, which keeps running);
  *              we take assoc READ and map_lock READ for a preemption on
- *              borrowed reservation time (prio_borrowed.c), released, then
- *              { assoc, qos WRITE, tres READ } (prio_usage.c).
+ *              borrowed reservation time (prio_borrowed.c) and for the
+ *              team of the run that ended (_report_end), each released,
+ *              then { assoc, qos WRITE, tres READ } (prio_usage.c).
  *  priority_p_set_assoc_usage(), priority_p_calc_fs_factor(),
  *  priority_p_get_priority_factors_list(): prio_report.c.
  *  Our thread "gpufair": prio_cycle.c.
@@ -267,6 +268,46 @@ extern GF_EXPORT void priority_p_thread_start(void)
  * borrowed reservation time, for which Slurm never asks: those are
  * recorded here (prio_borrowed.c), once.
  */
+/*
+ * The end of a run, with its record. Slurm calls priority_p_job_end from
+ * deallocate_nodes (acct_policy_job_fini) for a job that finished and for one
+ * being requeued, before backfill may give a pending job a planned start and
+ * end: start_time and end_time are the run's. With the record, a run that
+ * started after the last cycle and stops before the next is charged from its
+ * start (the cycle's walk sees a requeued job only pending again, and
+ * reports it by id). A job the core saw running is charged up to its end
+ * either way; a second report of the same end charges nothing. Never past
+ * now: an end_time ahead is a plan, not an end. Caller holds job WRITE and
+ * no assoc_mgr lock: we take assoc READ, then map_lock READ, for the team.
+ */
+static void _report_end(job_record_t *job_ptr, time_t now)
+{
+	assoc_mgr_lock_t assoc_read = { .assoc = READ_LOCK };
+	time_t end = (job_ptr->end_time && job_ptr->end_time <= now) ?
+		     job_ptr->end_time : now;
+	int rank_by = __atomic_load_n(&gfp.rank_by, __ATOMIC_RELAXED);
+	int32_t team = -1;
+	gpufair_job_t j;
+
+	if (job_ptr->start_time && job_ptr->start_time <= end &&
+	    !IS_JOB_RUNNING(job_ptr) && !IS_JOB_SUSPENDED(job_ptr)) {
+		assoc_mgr_lock(&assoc_read);
+		slurm_rwlock_rdlock(&gfp.map_lock);
+		team = gfp_job_team_locked(job_ptr, true);
+		if (team >= 0)
+			gfp_fill_charged(&j, job_ptr, team, rank_by);
+		slurm_rwlock_unlock(&gfp.map_lock);
+		assoc_mgr_unlock(&assoc_read);
+	}
+	if (team >= 0) {
+		log_flag(PRIO, "%s: %pJ run %ld-%ld, %.2f GPUs, reported with its record",
+			 plugin_type, job_ptr, (long)j.start_time, (long)end,
+			 j.gpus);
+		gpufair_job_finished(gfp.engine, &j, (int64_t)end);
+	} else
+		gpufair_job_ended(gfp.engine, job_ptr->job_id, (int64_t)end);
+}
+
 extern GF_EXPORT void priority_p_job_end(job_record_t *job_ptr)
 {
 	time_t now = time(NULL);
@@ -293,10 +334,6 @@ extern GF_EXPORT void priority_p_job_end(job_record_t *job_ptr)
 		 (long)job_ptr->end_time,
 		 job_ptr->preempt_time ? " (preempted)" : "");
 	gfp_borrowed_preemption(job_ptr);
-	/* Never past now: an end_time ahead is a plan, not an end. */
-	gpufair_job_ended(gfp.engine, job_ptr->job_id,
-			  (int64_t)((job_ptr->end_time &&
-				     job_ptr->end_time <= now) ?
-				    job_ptr->end_time : now));
+	_report_end(job_ptr, now);
 	gfp_usage_job_end(job_ptr);
 }

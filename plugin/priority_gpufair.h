@@ -252,6 +252,12 @@ extern bool gfp_array_fits(size_t cap, size_t n);
 	((p) = gfp_array_resize((p), (old_n), (n), sizeof(*(p))))
 /* The lines a job's observation reads beyond the record (prefetch only). */
 extern void gfp_prefetch_refs(const job_record_t *job);
+/* A run's record as the ledger charges it (its user association, a resumed
+ * job's run from its resume): for a running job, or one whose start and end
+ * are the run's (it ended, or is being requeued). Caller holds assoc READ
+ * and map_lock READ, or is the cycle. */
+extern void gfp_fill_charged(gpufair_job_t *j, job_record_t *job,
+			     int32_t team, int rank_by);
 /* Observe one record; true when the job table should keep it. Caller
  * holds the cycle's locks. */
 extern bool gfp_observe_job(job_record_t *job, gfp_cycle_t *ctx);

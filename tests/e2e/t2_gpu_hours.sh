@@ -74,3 +74,53 @@ print(f"resized job: charged {got:.0f} GPU-s, 16 GPUs x {resize - start:.0f} s +
 sys.exit(0 if abs(got - want) <= 0.15 * want + 16 else 1)
 PYEOF
 ok "a job shrunk from 16 to 8 GPUs while running was charged its GPUs at each size"
+
+# A run that starts after a cycle and is requeued before the next is charged
+# its GPUs x run time. The cycle's walk sees such a job only pending again
+# (its start and end may then be backfill's plan), so it reports it by id and
+# the core, which never saw it running, charged nothing; Slurm's end report
+# (priority_p_job_end, from deallocate_nodes, with AccountingStorageEnforce=
+# limits as here) carries the run's start and end. A 60-s calc_period leaves
+# room for a 6-s run between two cycles; the state file, saved every cycle,
+# tells whether one came between the start and the requeue (then try again).
+restore() { "$CLUSTER" reconfigure --priority-params "$E2E_GPUFAIR_PARAMS" >/dev/null 2>&1 || true; }
+trap restore EXIT
+"$CLUSTER" reconfigure --priority-params "${E2E_GPUFAIR_PARAMS/calc_period=2s/calc_period=60s}" \
+  >"$E2E_OUT/t2-requeue.txt" 2>&1 || fail "reconfigure to calc_period=60s failed: $(cat "$E2E_OUT/t2-requeue.txt")"
+sfile=$(gshow_json | "$PY" -c 'import json, sys; print(json.load(sys.stdin)["state_file"])')
+between=0
+for try in 1 2 3; do
+  sleep 4  # past the cycle a reconfigure (or the last try's restore) starts
+  before=$(team_field teamc raw_gpu_hours)
+  saved0=$(stat -c %.9Y "$sfile")
+  qid=$(sub gfc1 teamc normal 4 300 -w gpu3)
+  wait_state "$qid" RUNNING 20 || fail "job $qid did not start"
+  sleep 6
+  scontrol requeuehold "$qid" >>"$E2E_OUT/t2-requeue.txt" 2>&1 || fail "scontrol requeuehold $qid failed"
+  saved1=$(stat -c %.9Y "$sfile")
+  # A cycle now, to save what the requeue's end report charged.
+  "$CLUSTER" reconfigure --priority-params "$E2E_GPUFAIR_PARAMS" >>"$E2E_OUT/t2-requeue.txt" 2>&1 \
+    || fail "reconfigure back to calc_period=2s failed"
+  sleep 6
+  after=$(team_field teamc raw_gpu_hours)
+  sacct -D -X -P -n -j "$qid" -o JobIDRaw,Start,End,ElapsedRaw,AllocTRES,State >>"$E2E_OUT/t2-requeue.txt"
+  ran=$(sacct -D -X -P -n -j "$qid" -o ElapsedRaw,State | awk -F'|' '$2 ~ /REQUEUE/ {print $1; exit}')
+  scancel "$qid" 2>/dev/null || true
+  [[ -n $ran ]] || fail "sacct has no REQUEUED record of job $qid (see $E2E_OUT/t2-requeue.txt)"
+  if [[ $saved0 == "$saved1" ]]; then between=1; break; fi
+  say "try $try: a cycle came while job $qid ran; again"
+  "$CLUSTER" reconfigure --priority-params "${E2E_GPUFAIR_PARAMS/calc_period=2s/calc_period=60s}" \
+    >>"$E2E_OUT/t2-requeue.txt" 2>&1 || fail "reconfigure to calc_period=60s failed"
+done
+((between)) || fail "no try had its run between two cycles (see $E2E_OUT/t2-requeue.txt)"
+"$PY" - "$before" "$after" "$ran" <<'PYEOF' \
+  || fail "the run job $qid had between two cycles, ended by a requeue, was not charged (see $E2E_OUT/t2-requeue.txt)"
+import sys
+before, after, ran = map(float, sys.argv[1:])
+got = (after - before) * 3600
+want = 4 * ran
+print(f"run ended by a requeue between two cycles: charged {got:.0f} GPU-s, 4 GPUs x {ran:.0f} s = {want:.0f}")
+# Start and end are whole seconds in sacct and in Slurm's record: 1 s each.
+sys.exit(0 if abs(got - want) <= 8 else 1)
+PYEOF
+ok "a run ended by a requeue between two cycles was charged its GPUs x run time"
