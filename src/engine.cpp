@@ -1079,6 +1079,8 @@ struct Engine::Impl {
       r.scavenger_since = t.scav_since;
       r.scavenger_until = t.scav_until;
     }
+    r.recent_jump_price_gpu_s = t.jump_price.at(now, config.bait.window);
+    r.jumped_lately = jumped_lately(t, now);
     r.recent.assign(t.recent.begin(), t.recent.end());
     return r;
   }

@@ -254,7 +254,8 @@ int main(int argc, char** argv) {
         << ",\"reclaimed_from\":" << r.reclaimed_from << ",\"held_gpus\":" << num(r.held_gpus)
         << ",\"entitled_gpus\":" << num(r.entitled_gpus)
         << ",\"scavenger_since\":" << r.scavenger_since << ",\"scavenger_until\":" << r.scavenger_until
-        << ",\"decisions\":[";
+        << ",\"recent_jump_price_gpu_s\":" << num(r.recent_jump_price_gpu_s)
+        << ",\"jumped_lately\":" << (r.jumped_lately ? "true" : "false") << ",\"decisions\":[";
       std::size_t first = r.recent.size() > static_cast<std::size_t>(o.decisions)
                               ? r.recent.size() - o.decisions : 0;
       for (std::size_t d = first; d < r.recent.size(); d++) {
@@ -314,6 +315,12 @@ int main(int argc, char** argv) {
       std::printf("%s preempted its own jobs: its lower-rank jobs started since %s are scavengers "
                   "(any other team may requeue them) until %s\n",
                   r.name.c_str(), when(r.scavenger_since).c_str(), when(r.scavenger_until).c_str());
+  if (cfg.value().jump.reclaim == gpufair::Reclaim::kJumpers)
+    for (const auto& r : teams)
+      if (r.jumped_lately)
+        std::printf("%s jumped the queue lately (recent jump prices %.0f GPU-s, penalty %.3f): while it holds "
+                    "more than its entitlement, a team below its own may reclaim its jobs (reclaim=jumpers)\n",
+                    r.name.c_str(), r.recent_jump_price_gpu_s, r.penalty);
   bool any = false;
   for (const auto& r : teams) {
     std::size_t first = r.recent.size() > static_cast<std::size_t>(o.decisions)

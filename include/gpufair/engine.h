@@ -69,6 +69,12 @@ struct TeamReport {
   // lower-rank jobs started after `since` may be requeued by any other team
   // until `until`. 0/0 = none.
   TimePoint scavenger_since = 0, scavenger_until = 0;
+  // Whether it jumped the queue lately (design.md, "Reclaim"): its jump
+  // prices decayed with half-life bait_window, and whether they come to at
+  // least 1 GPU-second or its penalty to bait_block_penalty. Under
+  // reclaim=jumpers only such a team's jobs may be reclaimed.
+  double recent_jump_price_gpu_s = 0;
+  bool jumped_lately = false;
   std::vector<BaitDecision> recent;  // newest last
 };
 

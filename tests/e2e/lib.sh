@@ -92,6 +92,21 @@ print(max([t.get("scavenger_until", 0) for t in json.load(sys.stdin)["teams"]
   return 1
 }
 
+# wait_not_jumper TIMEOUT_S TEAM: until TEAM no longer counts as having
+# jumped the queue lately (gpufair-show's jumped_lately: its jump prices,
+# half-life bait_window, under 1 GPU-second and its penalty under
+# bait_block_penalty); under reclaim=jumpers only such a team is reclaimed
+# from while it holds more than its entitlement.
+wait_not_jumper() {
+  local i v timeout=$1 team=$2
+  for ((i = 0; i < timeout; i++)); do
+    v=$(team_field "$team" jumped_lately)
+    [[ $v == False || $v == 0 ]] && return 0
+    sleep 1
+  done
+  return 1
+}
+
 # team_field TEAM FIELD  (from gpufair-show --json)
 team_field() {
   gshow_json | "$PY" -c '

@@ -39,8 +39,13 @@ trap restore EXIT
 sleep 3
 
 # Only a job of a team in no episode may reclaim: teamb's (an episode of
-# teama's, from an earlier test, changes nothing here).
+# teama's, from an earlier test, changes nothing here). And teamb, which
+# holds 24 GPUs below, must not have jumped the queue lately, or teama's
+# high job may reclaim one of them instead of displacing its own mid job
+# (seen when this test ran 4 minutes after t5's story, in which teamb paid
+# a 48 GPU-s price: it decays below 1 GPU-s in about 800 s).
 wait_no_scavenger_episode 200 teamb || fail "teamb's scavenger episode is still on after 200 s"
+wait_not_jumper 900 teamb || fail "teamb still counts as having jumped the queue lately after 900 s"
 
 b=("$(sub gfb1 teamb normal 8 150 -w gpu1)" "$(sub gfb1 teamb normal 8 150 -w gpu2)")
 bshort=$(sub gfb1 teamb normal 8 15 -w gpu3)

@@ -17,6 +17,11 @@ grep -q 'job 8 preempted job 3: BAIT' <<<"$out" || fail "bait decision not shown
 grep -q 'job 9 preempted job 6: RESERVATION' <<<"$out" || fail "reservation decision not shown"
 grep -qE '^teamb +teamb +gfb1 +[0-9.]+' <<<"$out" || fail "no row for user gfb1 inside teamb"
 grep -q '^teama preempted its own jobs: its lower-rank jobs started since .* are scavengers' <<<"$out" || fail "scavenger episode not shown"
+grep -q '^teama jumped the queue lately (recent jump prices [0-9]* GPU-s' <<<"$out" || fail "teama's recent jump not shown"
+grep -q '^teamb jumped the queue lately' <<<"$out" && fail "teamb, which never jumped, is shown as a jumper"
+# 60 days on, teama's price (half-life bait_window) and penalty have decayed: no jumper.
+grep -q 'jumped the queue lately' <<<"$("$show" --now $((1600 + 60 * 86400)) "$dir/gpufair.state")" &&
+  fail "teama still shown as a jumper 60 days after its jump"
 
 json=$("$show" --json --now 1600 "$dir/gpufair.state")
 python3 - "$json" <<'PY' || fail "JSON check"
@@ -44,6 +49,9 @@ assert "skipped" in dec["reason"], dec
 # The jump at 1001 began teama's scavenger episode (scavenger_window 1 day).
 assert a["scavenger_since"] == 1001 and a["scavenger_until"] == 1001 + 86400, a
 assert b["scavenger_since"] == 0 and b["scavenger_until"] == 0, b
+# Its jump was priced (teamb's job waited ahead): teama jumped lately, teamb not.
+assert a["jumped_lately"] and 1 <= a["recent_jump_price_gpu_s"], a
+assert not b["jumped_lately"] and b["recent_jump_price_gpu_s"] == 0, b
 # Associations inside the teams: gfa2 (teama/nlp) and gfb1 were charged
 # their jobs; the team's own account reports the team.
 u = {(x["account"], x["user"]): x for x in d["assocs"]}
