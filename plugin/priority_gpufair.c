@@ -257,18 +257,6 @@ extern GF_EXPORT void priority_p_thread_start(void)
 #endif
 
 /*
- * A job ended (acct_policy_job_fini; only with AccountingStorageEnforce
- * including "limits"). Charge it up to its end now rather than at the next
- * cycle, in gpufair's ledger and in the usage Slurm's limits read, and give
- * back the rest of what acct_policy_job_begin reserved (prio_usage.c), as
- * multifactor does.
- *
- * Preemptions are recorded by preempt/gpufair at the grace-time query (see
- * preempt_record.c), which knows the preemptor; all but those of jobs on
- * borrowed reservation time, for which Slurm never asks: those are
- * recorded here (prio_borrowed.c), once.
- */
-/*
  * The end of a run, with its record. Slurm calls priority_p_job_end from
  * deallocate_nodes (acct_policy_job_fini) for a job that finished and for one
  * being requeued, before backfill may give a pending job a planned start and
@@ -308,6 +296,18 @@ static void _report_end(job_record_t *job_ptr, time_t now)
 		gpufair_job_ended(gfp.engine, job_ptr->job_id, (int64_t)end);
 }
 
+/*
+ * A job ended (acct_policy_job_fini; only with AccountingStorageEnforce
+ * including "limits"). Charge it up to its end now rather than at the next
+ * cycle, in gpufair's ledger and in the usage Slurm's limits read, and give
+ * back the rest of what acct_policy_job_begin reserved (prio_usage.c), as
+ * multifactor does.
+ *
+ * Preemptions are recorded by preempt/gpufair at the grace-time query (see
+ * preempt_record.c), which knows the preemptor; all but those of jobs on
+ * borrowed reservation time, for which Slurm never asks: those are
+ * recorded here (prio_borrowed.c), once.
+ */
 extern GF_EXPORT void priority_p_job_end(job_record_t *job_ptr)
 {
 	time_t now = time(NULL);
