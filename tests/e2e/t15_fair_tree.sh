@@ -30,9 +30,24 @@ clear_queue
 
 restore() {
   scancel --partition=gpu 2>/dev/null || true
-  "$CLUSTER" reconfigure --drop-conf PriorityFlags >/dev/null 2>&1 || true
+  if [[ $policy == gpufair ]]; then
+    "$CLUSTER" reconfigure --drop-conf PriorityFlags --priority-params "$E2E_GPUFAIR_PARAMS" >/dev/null 2>&1 || true
+  else
+    "$CLUSTER" reconfigure --drop-conf PriorityFlags >/dev/null 2>&1 || true
+  fi
 }
 trap restore EXIT
+# This checks the order of fair share, not reclaim: with reclaim on, team B's
+# job may take one of team A's (over its entitlement) as soon as it is
+# submitted, if team A still counts as having jumped the queue lately. It did
+# in one run 10 minutes after t5's story, where A paid a 96 GPU-s price (it
+# decays below 1 GPU-s in about 16 minutes): B's job was running, not pending,
+# when sprio was asked.
+if [[ $policy == gpufair ]]; then
+  "$CLUSTER" reconfigure --priority-params "$E2E_GPUFAIR_PARAMS,reclaim=off" >/dev/null ||
+    fail "reconfigure with reclaim=off failed"
+  sleep 3
+fi
 
 # gfa3: a second user of account teama.
 id gfa3 >/dev/null 2>&1 || useradd --no-create-home --shell /usr/sbin/nologin gfa3 || fail "useradd gfa3 failed"
