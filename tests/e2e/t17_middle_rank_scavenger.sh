@@ -4,11 +4,11 @@
 #
 # A QOS `mid` is added for this test (Preempt=low; `high` is given
 # Preempt=low,mid), so the in-team ranks are low = normal < mid < high.
-# teamb fills three nodes with normal jobs; teama runs a `mid` job on the
+# teamc fills three nodes with normal jobs; teama runs a `mid` job on the
 # fourth, then its `high` job preempts it: teama's scavenger episode begins.
-# teama's next `mid` job starts on the node teamb's short job leaves: a
-# scavenger. teamb's next normal job, of a lower rank than that scavenger and
-# with teamb already at its entitlement (16 of 32 GPUs, two active teams),
+# teama's next `mid` job starts on the node teamc's short job leaves: a
+# scavenger. teamc's next normal job, of a lower rank than that scavenger and
+# with teamc already at its entitlement (16 of 32 GPUs, two active teams),
 # must take it at once: only the scavenger rule allows that, and since
 # 2026-12-06 it does whatever the reclaimer's rank (before, only a job of at
 # least the scavenger's rank could, and nobody else runs `mid`). The victim is
@@ -25,33 +25,35 @@ high_preempt0=$(sacctmgr -n -P show qos high format=Preempt) || fail "sacctmgr s
 restore() {
   scancel --partition=gpu 2>/dev/null || true
   "${S[@]}" modify qos high set preempt="${high_preempt0:-''}" >/dev/null 2>&1 || true
-  "${S[@]}" modify user gfa1,gfb1 set qos-=mid >/dev/null 2>&1 || true
+  "${S[@]}" modify user gfa1,gfc1 set qos-=mid >/dev/null 2>&1 || true
   "${S[@]}" delete qos mid >/dev/null 2>&1 || true
 }
 trap restore EXIT
 "${S[@]}" add qos mid set priority=50 preempt=low preemptmode=requeue >/dev/null || fail "sacctmgr add qos mid failed"
 "${S[@]}" modify qos high set preempt=low,mid >/dev/null || fail "sacctmgr modify qos high set preempt=low,mid failed"
-"${S[@]}" modify user gfa1,gfb1 set qos+=mid >/dev/null || fail "sacctmgr modify user set qos+=mid failed"
+"${S[@]}" modify user gfa1,gfc1 set qos+=mid >/dev/null || fail "sacctmgr modify user set qos+=mid failed"
 [[ $(sacctmgr -n -P show qos high format=Preempt) == low,mid ]] || fail "QOS high's Preempt= is not low,mid"
 # slurmdbd pushes the change to slurmctld at once (scontrol's assoc_mgr dump
 # does not show Preempt=; high's preemption of the mid job below proves it),
 # and a gpufair cycle (2 s) reads the new relation into the ranks.
 sleep 3
 
-# Only a job of a team in no episode may reclaim: teamb's (an episode of
-# teama's, from an earlier test, changes nothing here). And teamb, which
+# Only a job of a team in no episode may reclaim: teamc's (an episode of
+# teama's, from an earlier test, changes nothing here). And teamc, which
 # holds 24 GPUs below, must not have jumped the queue lately, or teama's
-# high job may reclaim one of them instead of displacing its own mid job
-# (seen when this test ran 4 minutes after t5's story, in which teamb paid
-# a 48 GPU-s price: it decays below 1 GPU-s in about 800 s).
-wait_no_scavenger_episode 200 teamb || fail "teamb's scavenger episode is still on after 200 s"
-wait_not_jumper 900 teamb || fail "teamb still counts as having jumped the queue lately after 900 s"
+# high job may reclaim one of them instead of displacing its own mid job.
+# teamb would have (t5's story makes it pay jump prices: 48 GPU-s decays
+# below 1 GPU-s in about 800 s, which this test once spent waiting); teamc
+# runs no high job in any test, so the wait below is a guard that costs
+# nothing.
+wait_no_scavenger_episode 200 teamc || fail "teamc's scavenger episode is still on after 200 s"
+wait_not_jumper 900 teamc || fail "teamc still counts as having jumped the queue lately after 900 s"
 
-b=("$(sub gfb1 teamb normal 8 150 -w gpu1)" "$(sub gfb1 teamb normal 8 150 -w gpu2)")
-bshort=$(sub gfb1 teamb normal 8 15 -w gpu3)
+b=("$(sub gfc1 teamc normal 8 150 -w gpu1)" "$(sub gfc1 teamc normal 8 150 -w gpu2)")
+bshort=$(sub gfc1 teamc normal 8 15 -w gpu3)
 p1=$(sub gfa1 teama mid 8 300 -w gpu4)
 for j in "${b[@]}" "$bshort" "$p1"; do wait_state "$j" RUNNING 30 || fail "job $j did not start"; done
-say "cluster full: teamb's ${b[*]} $bshort on gpu1-3, teama's mid job $p1 on gpu4"
+say "cluster full: teamc's ${b[*]} $bshort on gpu1-3, teama's mid job $p1 on gpu4"
 
 h=$(sub gfa1 teama high 8 150)
 wait_state "$h" RUNNING 30 || fail "teama's high job $h did not start (it should preempt teama's mid job $p1)"
@@ -62,10 +64,10 @@ say "teama's high job $h took $p1's GPUs: teama's scavenger episode began"
 
 p2=$(sub gfa1 teama mid 8 300)
 wait_state "$p2" RUNNING 40 || fail "teama's mid job $p2 did not start when $bshort ended"
-j=$(sub gfb1 teamb normal 8 60)
-say "teama's mid job $p2 runs (a scavenger); teamb's normal job $j submitted"
+j=$(sub gfc1 teamc normal 8 60)
+say "teama's mid job $p2 runs (a scavenger); teamc's normal job $j submitted"
 wait_state "$j" RUNNING 10 ||
-  fail "teamb's normal job $j did not take teama's scavenger $p2 within 10 s (it is $(state_of "$p2"))"
+  fail "teamc's normal job $j did not take teama's scavenger $p2 within 10 s (it is $(state_of "$p2"))"
 grep -q "preempted JobId=$p2 has been requeued to reclaim resources for JobId=$j" "$log" ||
   fail "slurmctld did not log the reclaim of $p2 by $j"
 comment=$(scontrol show job "$p2" | sed -n 's/^ *SystemComment=//p')
