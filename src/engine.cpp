@@ -319,6 +319,23 @@ struct Engine::Impl {
     erase_running(it, /*note=*/!it->second.provisional);  // (one that never ran: no end to remember)
     return true;
   }
+  // A reclaimer entered while still pending (provisional) whose run ends
+  // before any cycle sees it: the stopped job's record has its real start,
+  // so it is charged from there as a cycle would have (stop_running charges
+  // a provisional one nothing: without a record its end may be the one
+  // backfill planned).
+  void start_provisional(const JobRef& job, TimePoint end) {
+    const auto it = running.find(job.id);
+    if (it == running.end() || !it->second.provisional) return;
+    if (job.start <= 0 || job.start > end || !finite_nonneg(job.usage_factor)) return;
+    RunningJob& r = it->second;
+    leave_team(it->first, r);  // its place in reclaim_order moves to the real start
+    r.provisional = false;
+    r.charged_until = std::max(r.charged_until, job.start);
+    r.start = job.start;  // and note_stop then knows the walk may report it again
+    r.usage_factor = job.usage_factor;
+    enter_team(it->first, r);
+  }
   // A stopped job that is not in the running table: if it started after the
   // last cycle's end, charge its run from its start.
   void charge_unseen(const JobRef& job, TimePoint end) {
@@ -1405,6 +1422,7 @@ TimePoint Engine::cycle_time() const {
 void Engine::job_ended(const JobRef& job, TimePoint end) {
   std::unique_lock lock(impl_->mu);
   Impl& m = *impl_;
+  m.start_provisional(job, end);
   if (!m.stop_running(job.id, end)) m.charge_unseen(job, end);
 }
 

@@ -1500,6 +1500,55 @@ TEST(EngineReclaim, EachGpuSecondIsChargedOnceThroughAGraceTime) {
   }
 }
 
+// A reclaimer enters the running table at the reclaim, while still pending
+// (provisional: charged nothing until a cycle sees it run). One that starts
+// and stops before any cycle sees it is charged from the start its record
+// gives, at the first report with the record: the simulator's one report,
+// or Slurm's end report (priority_p_job_end) for a run a requeue ended, which
+// the walk then reports only by id. Once: a finished job's walk reports it
+// again with its record. An end with no start charges nothing. (Until
+// 2026-12-07 only that second report charged it.)
+TEST(EngineReclaim, AReclaimerThatRunsBetweenTwoCyclesIsChargedFromItsStart) {
+  struct Case {
+    const char* name;
+    bool cycle_saw_it_pending;  // a cycle between the reclaim and its start
+    TimePoint start_after;      // its start, after the reclaim (0: the record has none)
+    int reports;                // of its end with its record
+    double charged;             // the waiter's GPU-seconds at the end
+  };
+  const Case cases[] = {
+      {"starts 10 s after the reclaim, runs 90 s: one report", false, 10, 1, 8 * 90.0},
+      {"...reported twice (it finished: the walk's report too)", false, 10, 2, 8 * 90.0},
+      {"a cycle saw it pending first (its grace time)", true, 310, 1, 8 * 90.0},
+      {"...reported twice", true, 310, 2, 8 * 90.0},
+      {"an end with no start: nothing ran", false, 0, 1, 0},
+  };
+  for (const Case& c : cases) {
+    SquatScenario s("reclaim=all,half_life=0");
+    const auto v = s.victim();
+    const JobRef victim = *v;
+    const TimePoint reclaim = s.h.now();
+    ASSERT_TRUE(s.h.engine.record_preemption(s.waiting, victim, reclaim).reclaim) << c.name;
+    s.h.engine.job_ended(victim.id, reclaim);
+    s.h.running.erase(s.victim());
+    if (c.cycle_saw_it_pending) {
+      s.h.clock.advance(300);
+      s.h.cycle();  // the waiting job is still pending in s.h.pending
+    }
+    s.h.pending.clear();
+    JobRef ran = s.waiting;
+    ran.start = c.start_after > 0 ? reclaim + c.start_after : 0;
+    const TimePoint end = reclaim + (c.start_after > 0 ? c.start_after : 10) + 90;
+    for (int i = 0; i < c.reports; ++i) s.h.engine.job_ended(ran, end);
+    EXPECT_DOUBLE_EQ(s.h.engine.team_report(s.waiter, end).held_gpus, 0) << c.name;
+    s.h.clock.advance(600);
+    s.h.cycle();
+    const auto waiter = s.h.engine.team_report(s.waiter, s.h.now());
+    EXPECT_DOUBLE_EQ(waiter.raw_usage_gpu_s, c.charged) << c.name;
+    EXPECT_DOUBLE_EQ(waiter.held_gpus, 0) << c.name;
+  }
+}
+
 // ---- Scavengers (scavenger_window) -----------------------------------------------
 
 // A 32-GPU cluster, two equal teams. The jumper holds 8 GPUs (below its 16),
