@@ -1507,7 +1507,9 @@ TEST(EngineReclaim, EachGpuSecondIsChargedOnceThroughAGraceTime) {
 // or Slurm's end report (priority_p_job_end) for a run a requeue ended, which
 // the walk then reports only by id. Once: a finished job's walk reports it
 // again with its record. An end with no start charges nothing. (Until
-// 2026-12-07 only that second report charged it.)
+// 2026-12-07 only that second report charged it when no cycle came between
+// the reclaim and the end; a cycle that sees it still pending drops it, and
+// its end is then charged as that of a job no cycle saw, as it still is.)
 TEST(EngineReclaim, AReclaimerThatRunsBetweenTwoCyclesIsChargedFromItsStart) {
   struct Case {
     const char* name;
