@@ -324,7 +324,7 @@ struct Engine::Impl {
   // so it is charged from there as a cycle would have (stop_running charges
   // a provisional one nothing: without a record its end may be the one
   // backfill planned).
-  void start_provisional(const JobRef& job, TimePoint end) {
+  void take_provisional_start(const JobRef& job, TimePoint end) {
     const auto it = running.find(job.id);
     if (it == running.end() || !it->second.provisional) return;
     if (job.start <= 0 || job.start > end || !finite_nonneg(job.usage_factor)) return;
@@ -1422,7 +1422,7 @@ TimePoint Engine::cycle_time() const {
 void Engine::job_ended(const JobRef& job, TimePoint end) {
   std::unique_lock lock(impl_->mu);
   Impl& m = *impl_;
-  m.start_provisional(job, end);
+  m.take_provisional_start(job, end);
   if (!m.stop_running(job.id, end)) m.charge_unseen(job, end);
 }
 
