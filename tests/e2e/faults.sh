@@ -13,9 +13,11 @@
 #      `kill -9` slurmctld, check the state file left behind loads (K), restart
 #      slurmctld, wait for two of our cycles and read the state file again (A).
 #      Checks: K and A load (never corrupt); per team, A (and K) is not older
-#      than B: undecayed GPU-hours, bait detections and in-team preemptions
-#      are >= B's, the penalty (read at the same instant) >= B's; every job of
-#      the snapshot is still known (squeue -t all or sacct): no job lost.
+#      than B: undecayed GPU-hours run (less jump prices, which a jumper that
+#      stops early has partly refunded), bait detections, in-team preemptions
+#      and priced jumps are >= B's, the penalty (read at the same instant)
+#      >= B's; every job of the snapshot is still known (squeue -t all or
+#      sacct): no job lost.
 #   2. the state file deleted, slurmctld restarted: it comes up, jobs kept,
 #      a fresh valid state file is written within two cycles;
 #   3. the state file replaced by garbage, slurmctld restarted: it comes up,
@@ -138,11 +140,24 @@ for t in b["teams"]:
     x = A[n]
     # Decayed GPU-hours are reported as of each file's last cycle (not
     # decayed to --now), so files from different cycles cannot be compared
-    # on them; the undecayed total can. Penalties are decayed to --now.
-    for k in ("raw_gpu_hours", "penalty"):
-        if x[k] < t[k] - 1e-6 * max(1.0, abs(t[k])):
-            bad.append(f"{name}: {n} {k} went back {t[k]} -> {x[k]}")
-    for k in ("bait_detections", "in_team_preemptions"):
+    # on them; the undecayed total can, less the jump prices in it: a price
+    # is charged in full at the jump and partly refunded when its jumper
+    # stops (design.md, "Jump price"), which may be after the restart. What
+    # the jobs ran only grows (gpufair-show prints 6 digits: the difference
+    # of two rounded figures may step back by a unit of the larger's last
+    # digit). Penalties are decayed to --now.
+    ran = lambda r: r["raw_gpu_hours"] - r["jump_price_gpu_hours"]
+    if ran(x) < ran(t) - 2e-5 * max(1.0, t["raw_gpu_hours"]):
+        bad.append(f"{name}: {n} GPU-hours run (undecayed, less jump prices) went back "
+                   f"{ran(t)} -> {ran(x)} (raw {t['raw_gpu_hours']} -> {x['raw_gpu_hours']}, "
+                   f"prices {t['jump_price_gpu_hours']} -> {x['jump_price_gpu_hours']})")
+    elif x["raw_gpu_hours"] < t["raw_gpu_hours"]:
+        print(f"{name}: {n} raw GPU-hours {t['raw_gpu_hours']} -> {x['raw_gpu_hours']}: "
+              f"jump prices refunded ({t['jump_price_gpu_hours']} -> {x['jump_price_gpu_hours']})",
+              file=sys.stderr)
+    if x["penalty"] < t["penalty"] - 1e-6 * max(1.0, abs(t["penalty"])):
+        bad.append(f"{name}: {n} penalty went back {t['penalty']} -> {x['penalty']}")
+    for k in ("bait_detections", "in_team_preemptions", "priced_jumps"):
         if x[k] < t[k]:
             bad.append(f"{name}: {n} {k} went back {t[k]} -> {x[k]}")
 print("\n".join(bad))
