@@ -605,11 +605,18 @@ TEST(EngineJumpPrice, SettledOnHowLongTheJumperHeldTheGpus) {
       copy.begin_cycle(s.h.now());  // the host's first cycle after the restart reports its start
       for (const auto& j : s.h.running) copy.observe_running(j, s.h.now());
       copy.end_cycle(s.h.now());
+      const TeamReport pre = copy.team_report(s.gamer, s.h.now());
       copy.job_ended(jumper.id, s.h.now());
-      EXPECT_NEAR(copy.team_report(s.gamer, s.h.now()).price_total_gpu_s, c.final_price, 1e-6) << c.name;
+      const TeamReport post = copy.team_report(s.gamer, s.h.now());
+      EXPECT_NEAR(post.price_total_gpu_s, c.final_price, 1e-6) << c.name;
+      // The refund comes off the undecayed total and the prices alike: what
+      // the jobs ran (the total less prices) never goes back (tests/e2e/faults.sh).
+      EXPECT_NEAR(pre.raw_usage_gpu_s - post.raw_usage_gpu_s, pre.price_total_gpu_s - post.price_total_gpu_s,
+                  1e-6) << c.name;
       continue;
     }
     const double before = c.stop == Stop::kNeverStarts ? usage_at_start : s.h.usage(s.gamer);
+    const TeamReport pre = s.h.engine.team_report(s.gamer, s.h.now());
     if (c.stop == Stop::kEnds) {
       s.h.engine.job_ended(jumper.id, s.h.now());
     } else if (c.stop == Stop::kVanishes) {
@@ -620,6 +627,11 @@ TEST(EngineJumpPrice, SettledOnHowLongTheJumperHeldTheGpus) {
     const auto r = s.h.engine.team_report(s.gamer, s.h.now());
     EXPECT_NEAR(r.price_total_gpu_s, c.final_price, 1e-6) << c.name;
     EXPECT_EQ(r.priced_jumps, 1u) << c.name;
+    EXPECT_GE(r.raw_usage_gpu_s - r.price_total_gpu_s, pre.raw_usage_gpu_s - pre.price_total_gpu_s - 1e-6)
+        << c.name << ": what the jobs ran went back";
+    if (c.stop == Stop::kEnds) {
+      EXPECT_NEAR(pre.raw_usage_gpu_s - r.raw_usage_gpu_s, d.charged_gpu_s - c.final_price, 1e-6) << c.name;
+    }
     if (c.stop != Stop::kVanishes) {  // (a vanished job's last cycle charges nothing new either)
       EXPECT_NEAR(before - s.h.usage(s.gamer), d.charged_gpu_s - c.final_price, 1e-6) << c.name;
     }
